@@ -1,0 +1,191 @@
+"""Added tokens: their ids, and splitting a text around them (the first stage of encode).
+
+The rules follow `tokenizers` (TOKENIZER_JSON.md §1.2-1.3): ids come from the library's own
+assignment, never from the file's ``id`` field; tokens with ``normalized: false`` are found in the
+raw text, then the normalizer runs on each remaining fragment alone, then tokens with
+``normalized: true`` are found in the normalized fragments. Matching is leftmost-longest and
+non-overlapping; a match that breaks ``single_word`` is dropped without retrying a shorter one.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from ._onig_tables import RANGES
+from .spec import Spec
+
+# Rust's regex `\s` (White_Space), used for lstrip / rstrip.
+WHITESPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _rust_word_chars() -> frozenset[int]:
+    """Rust regex's Unicode ``\\w``, which decides ``single_word``."""
+    out = set()
+    for item in RANGES["rust_w"].split():
+        a, _, b = item.partition("-")
+        out.update(range(int(a, 16), int(b or a, 16) + 1))
+    return frozenset(out)
+
+
+def is_word_char(ch: str) -> bool:
+    return ord(ch) in _rust_word_chars()
+
+
+@dataclass(frozen=True)
+class AddedToken:
+    content: str
+    single_word: bool
+    lstrip: bool
+    rstrip: bool
+    normalized: bool
+    special: bool
+
+
+Fragment = tuple[str, "int | None"]  # (text, added-token id or None)
+
+
+class AddedVocabulary:
+    """The added tokens of one tokenizer, with their ids as `tokenizers` assigns them."""
+
+    def __init__(
+        self,
+        entries: list[AddedToken],
+        model_token_to_id: Callable[[str], "int | None"],
+        model_vocab_size: int,
+        normalize: Callable[[str], str] | None,
+    ) -> None:
+        self.content_to_id: dict[str, int] = {}
+        self.tokens_by_id: dict[int, AddedToken] = {}
+        self.special_contents: set[str] = set()
+        self.normalized_content: dict[int, str] = {}
+        next_id = model_vocab_size
+        for token in entries:
+            if not token.content:
+                continue
+            known = self.content_to_id.get(token.content)
+            if known is not None and self.tokens_by_id.get(known) == token:
+                continue
+            new_id = known if known is not None else model_token_to_id(token.content)
+            if new_id is None:
+                new_id = next_id
+                next_id += 1
+            if token.normalized and normalize is not None:
+                normed = normalize(token.content)
+                if normed != token.content:
+                    self.normalized_content[new_id] = normed
+            self.content_to_id[token.content] = new_id
+            if token.special:
+                self.special_contents.add(token.content)
+            self.tokens_by_id[new_id] = token
+        self.raw_matcher = _Matcher(
+            {t.content: i for i, t in self.tokens_by_id.items() if not t.normalized},
+            self.tokens_by_id,
+        )
+        self.normalized_matcher = _Matcher(
+            {
+                self.normalized_content.get(i, t.content): i
+                for i, t in self.tokens_by_id.items()
+                if t.normalized
+            },
+            self.tokens_by_id,
+        )
+
+    def id_to_string(self, token_id: int) -> str | None:
+        """What decode shows for an added id (the normalized form, as tokenizers 0.23 does)."""
+        token = self.tokens_by_id.get(token_id)
+        if token is None:
+            return None
+        return self.normalized_content.get(token_id, token.content)
+
+    def split(
+        self, text: str, normalize: Callable[[str], str] | None, encode_special_tokens: bool
+    ) -> list[tuple[str, int | None, bool]]:
+        """Split ``text`` into (fragment, added id or None, starts_text) with fragments normalized.
+
+        ``starts_text`` is true for a fragment that begins at offset 0 of the original text.
+        """
+        out: list[tuple[str, int | None, bool]] = []
+        for piece, token_id, start in self.raw_matcher.split(text, encode_special_tokens):
+            if token_id is not None:
+                out.append((piece, token_id, start == 0))
+                continue
+            normed = normalize(piece) if normalize is not None else piece
+            first = start == 0
+            for sub, sub_id, _ in self.normalized_matcher.split(normed, encode_special_tokens):
+                out.append((sub, sub_id, first))
+                first = False
+        return out
+
+
+class _Matcher:
+    """Leftmost-longest matching of a fixed set of strings, with the added-token flags."""
+
+    def __init__(self, patterns: dict[str, int], tokens_by_id: dict[int, AddedToken]) -> None:
+        self.patterns = patterns
+        self.tokens_by_id = tokens_by_id
+        # An alternation ordered longest first is leftmost-longest for literals.
+        ordered = sorted(patterns, key=len, reverse=True)
+        self.regex = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def split(self, text: str, encode_special_tokens: bool) -> Iterable[tuple[str, int | None, int]]:
+        """Yield (piece, id or None, start offset); empty pieces are dropped."""
+        if self.regex is None or not text:
+            if text:
+                yield text, None, 0
+            return
+        start_offset = 0
+        n = len(text)
+        for m in self.regex.finditer(text):
+            start, stop = m.span()
+            token_id = self.patterns[m.group()]
+            token = self.tokens_by_id[token_id]
+            if encode_special_tokens and token.special:
+                continue
+            if token.single_word:
+                if (start > 0 and is_word_char(text[start - 1])) or (
+                    stop < n and is_word_char(text[stop])
+                ):
+                    continue
+            if token.lstrip:
+                new_start = start
+                while new_start > 0 and text[new_start - 1] in WHITESPACE:
+                    new_start -= 1
+                start = max(new_start, start_offset)
+            if token.rstrip:
+                while stop < n and text[stop] in WHITESPACE:
+                    stop += 1
+            if start_offset < start:
+                yield text[start_offset:start], None, start_offset
+            yield text[start:stop], token_id, start
+            start_offset = stop
+        if start_offset < n:
+            yield text[start_offset:], None, start_offset
+
+    def contains_any(self, text: str) -> bool:
+        return self.regex is not None and self.regex.search(text) is not None
+
+
+def read_added_tokens(entries: list, spec: Spec) -> list[AddedToken]:
+    """Parse the ``added_tokens`` array; every entry needs all seven fields."""
+    out = []
+    for i, raw in enumerate(entries):
+        item = Spec(raw, spec.at(i))
+        item.uint("id")  # read and validated, but ids are reassigned as the library does
+        token = AddedToken(
+            content=item.string("content"),
+            single_word=item.boolean("single_word"),
+            lstrip=item.boolean("lstrip"),
+            rstrip=item.boolean("rstrip"),
+            normalized=item.boolean("normalized"),
+            special=item.boolean("special"),
+        )
+        item.finish()
+        out.append(token)
+    return out

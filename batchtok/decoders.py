@@ -1,0 +1,153 @@
+"""Decoders: the list of token strings -> a list of strings, concatenated by decode."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .normalizers import compile_checked, read_pattern
+from .onig import OnigPattern, escape_literal
+from .pre_tokenizers import CHAR_TO_BYTE
+from .spec import Spec, dispatch
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+class Decoder:
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
+class ByteLevel(Decoder):
+    """GPT-2 chars back to bytes; a token with any char outside the table keeps its UTF-8."""
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out = bytearray()
+        table = CHAR_TO_BYTE
+        for token in tokens:
+            try:
+                out += bytes([table[c] for c in token])
+            except KeyError:
+                out += token.encode("utf-8")
+        return [out.decode("utf-8", "replace")]
+
+
+class Replace(Decoder):
+    def __init__(self, pattern: str, is_regex: bool, content: str) -> None:
+        self.content = content
+        self.literal = None if is_regex or not pattern else pattern
+        self.onig = OnigPattern(pattern if is_regex else escape_literal(pattern))
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        if self.literal is not None:
+            return [t.replace(self.literal, self.content) for t in tokens]
+        return [self.onig.sub(self.content, t) for t in tokens]
+
+
+class ByteFallback(Decoder):
+    """Runs of ``<0xHH>`` tokens become their bytes; an invalid run becomes U+FFFD per byte."""
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out: list[str] = []
+        run = bytearray()
+        for token in tokens:
+            if (
+                len(token) == 6
+                and token.startswith("<0x")
+                and token.endswith(">")
+                and token[3] in _HEX
+                and token[4] in _HEX
+            ):
+                run.append(int(token[3:5], 16))
+                continue
+            if run:
+                out.append(_bytes_or_replacement(run))
+                run = bytearray()
+            out.append(token)
+        if run:
+            out.append(_bytes_or_replacement(run))
+        return out
+
+
+def _bytes_or_replacement(run: bytearray) -> str:
+    try:
+        return run.decode("utf-8")
+    except UnicodeDecodeError:
+        return "\ufffd" * len(run)
+
+
+class Fuse(Decoder):
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        return ["".join(tokens)]
+
+
+class Strip(Decoder):
+    def __init__(self, content: str, start: int, stop: int) -> None:
+        self.content, self.start, self.stop = content, start, stop
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out = []
+        for token in tokens:
+            left = 0
+            while left < self.start and left < len(token) and token[left] == self.content:
+                left += 1
+            right = len(token)
+            cut = 0
+            while cut < self.stop and right > 0 and token[right - 1] == self.content:
+                right -= 1
+                cut += 1
+            if right < left:
+                raise ValueError("Strip decoder cuts cross (tokenizers panics here)")
+            out.append(token[left:right])
+        return out
+
+
+class Sequence(Decoder):
+    def __init__(self, decoders: list[Decoder]) -> None:
+        self.decoders = decoders
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        for d in self.decoders:
+            tokens = d.decode_chain(tokens)
+        return tokens
+
+    def describe(self) -> str:
+        return "Sequence[" + ", ".join(d.describe() for d in self.decoders) + "]"
+
+
+def _byte_level(spec: Spec) -> ByteLevel:
+    spec.boolean("add_prefix_space")
+    spec.boolean("trim_offsets")
+    spec.boolean("use_regex", True)
+    return ByteLevel()
+
+
+def _replace(spec: Spec) -> Replace:
+    pattern, is_regex = read_pattern(spec)
+    content = spec.string("content")
+    return compile_checked(spec, "pattern", lambda: Replace(pattern, is_regex, content))
+
+
+def _strip(spec: Spec) -> Strip:
+    content = spec.string("content")
+    if len(content) != 1:
+        raise spec.fail("content", content, "expected exactly one character")
+    return Strip(content, spec.uint("start"), spec.uint("stop"))
+
+
+REGISTRY: dict[str, Callable[[Spec], Decoder]] = {
+    "ByteLevel": _byte_level,
+    "Replace": _replace,
+    "ByteFallback": lambda s: ByteFallback(),
+    "Fuse": lambda s: Fuse(),
+    "Strip": _strip,
+    "Sequence": lambda s: Sequence(
+        [read_decoder(x, s.at("decoders") + f"[{i}]") for i, x in enumerate(s.array("decoders"))]
+    ),
+}
+
+
+def read_decoder(data: object, path: str) -> Decoder:
+    return dispatch(Spec(data, path), REGISTRY, "decoder")

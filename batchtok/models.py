@@ -1,0 +1,301 @@
+"""Models: one pre-tokenized piece ("word") -> token ids."""
+
+from __future__ import annotations
+
+import heapq
+from typing import Callable
+
+from .errors import EncodeError, TokenizerFileError
+from .spec import Spec, is_u32
+
+# Words longer than this (in symbols) merge with a heap: O(n log n) instead of O(n^2).
+_HEAP_THRESHOLD = 48
+
+
+class Model:
+    vocab: dict[str, int]
+    vocab_r: dict[int, str]
+
+    def tokenize(self, word: str) -> list[int]:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
+def read_vocab(spec: Spec, key: str = "vocab") -> tuple[dict[str, int], dict[int, str]]:
+    vocab = spec.raw(key)
+    if not isinstance(vocab, dict):
+        raise spec.fail(key, vocab, "expected an object mapping token -> id")
+    vocab_r: dict[int, str] = {}
+    for token, token_id in vocab.items():
+        if not is_u32(token_id):
+            raise spec.fail(key, {token: token_id}, "token id must be an unsigned 32-bit integer")
+        other = vocab_r.get(token_id)
+        if other is not None:
+            raise TokenizerFileError(
+                spec.at(key),
+                {other: token_id, token: token_id},
+                "vocab id used twice; which token wins is unspecified in tokenizers",
+            )
+        vocab_r[token_id] = token
+    return vocab, vocab_r
+
+
+class BPE(Model):
+    def __init__(
+        self,
+        vocab: dict[str, int],
+        vocab_r: dict[int, str],
+        merges: list[tuple[str, str]],
+        *,
+        unk_token: str | None = None,
+        continuing_subword_prefix: str | None = None,
+        end_of_word_suffix: str | None = None,
+        fuse_unk: bool = False,
+        byte_fallback: bool = False,
+        ignore_merges: bool = False,
+        where: str = "model",
+    ) -> None:
+        self.vocab, self.vocab_r = vocab, vocab_r
+        self.unk_token = unk_token
+        self.prefix = continuing_subword_prefix or ""
+        self.suffix = end_of_word_suffix or ""
+        self.fuse_unk, self.byte_fallback, self.ignore_merges = fuse_unk, byte_fallback, ignore_merges
+        prefix_bytes = len(self.prefix.encode("utf-8"))
+        # (left, right) -> rank and -> merged token; a later duplicate pair overwrites.
+        self.ranks: dict[tuple[str, str], int] = {}
+        self.merged: dict[tuple[str, str], str] = {}
+        for rank, (a, b) in enumerate(merges):
+            for part in (a, b):
+                if part not in vocab:
+                    raise TokenizerFileError(
+                        f"{where}.merges[{rank}]", [a, b], f"token {part!r} is not in the vocab"
+                    )
+            try:
+                tail = b.encode("utf-8")[prefix_bytes:].decode("utf-8")
+            except UnicodeDecodeError:
+                tail = None
+            if tail is None or len(b.encode("utf-8")) < prefix_bytes:
+                raise TokenizerFileError(
+                    f"{where}.merges[{rank}]",
+                    [a, b],
+                    "right token is shorter than continuing_subword_prefix",
+                )
+            new = a + tail
+            if new not in vocab:
+                raise TokenizerFileError(
+                    f"{where}.merges[{rank}]", [a, b], f"merged token {new!r} is not in the vocab"
+                )
+            self.ranks[(a, b)] = rank
+            self.merged[(a, b)] = new
+        self.merge_all_at_once = self._ranks_are_monotone()
+        self._byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
+
+    def _ranks_are_monotone(self) -> bool:
+        """True when no merge can use a token at a rank below one that creates it.
+
+        Then, once the lowest-ranked pair is found, merging all its occurrences left to right
+        in one pass gives exactly what `tokenizers` gets by merging one occurrence at a time:
+        no merge made in that pass creates a pair that outranks the remaining occurrences.
+        """
+        made_at: dict[str, int] = {}
+        for pair, rank in self.ranks.items():
+            new = self.merged[pair]
+            if made_at.get(new, -1) < rank:
+                made_at[new] = rank
+        for (a, b), rank in self.ranks.items():
+            if made_at.get(a, -1) >= rank or made_at.get(b, -1) >= rank:
+                return False
+        return True
+
+    # -- encoding -----------------------------------------------------------------------------
+
+    def _symbols(self, word: str) -> list[str]:
+        """Initial symbols: chars (with prefix / suffix), byte fallback, unk handling."""
+        vocab = self.vocab
+        if not self.prefix and not self.suffix:
+            if all(c in vocab for c in word):
+                return list(word)
+        out: list[str] = []
+        pending_unk = False
+        last = len(word) - 1
+        for i, ch in enumerate(word):
+            piece = ch
+            if i > 0 and self.prefix:
+                piece = self.prefix + piece
+            if i == last and self.suffix:
+                piece = piece + self.suffix
+            if piece in vocab:
+                if pending_unk:
+                    out.append(self._unk())
+                    pending_unk = False
+                out.append(piece)
+                continue
+            if self.byte_fallback:
+                tokens = [self._byte_tokens[b] for b in piece.encode("utf-8")]
+                if all(t in vocab for t in tokens):
+                    out += tokens  # a pending unk stays pending, as in tokenizers
+                    continue
+            if self.unk_token is None:
+                continue  # silently dropped, as in tokenizers
+            if pending_unk and not self.fuse_unk:
+                out.append(self._unk())
+            pending_unk = True
+        if pending_unk:
+            out.append(self._unk())
+        return out
+
+    def _unk(self) -> str:
+        if self.unk_token not in self.vocab:
+            raise EncodeError(f"Unk token `{self.unk_token}` not found in the vocabulary")
+        return self.unk_token  # type: ignore[return-value]
+
+    def tokenize(self, word: str) -> list[int]:
+        vocab = self.vocab
+        if self.ignore_merges and word in vocab:
+            return [vocab[word]]
+        symbols = self._symbols(word)
+        if len(symbols) > 1:
+            if len(symbols) > _HEAP_THRESHOLD:
+                symbols = self._merge_heap(symbols)
+            else:
+                symbols = self._merge_loop(symbols)
+        return [vocab[s] for s in symbols]
+
+    def _merge_loop(self, word: list[str]) -> list[str]:
+        ranks_get = self.ranks.get
+        merged = self.merged
+        all_at_once = self.merge_all_at_once
+        while len(word) > 1:
+            best_rank = None
+            best_i = -1
+            for i in range(len(word) - 1):
+                r = ranks_get((word[i], word[i + 1]))
+                if r is not None and (best_rank is None or r < best_rank):
+                    best_rank, best_i = r, i
+            if best_rank is None:
+                break
+            a, b = word[best_i], word[best_i + 1]
+            new = merged[(a, b)]
+            if not all_at_once:
+                word[best_i : best_i + 2] = [new]
+                continue
+            out = word[:best_i]
+            i, n = best_i, len(word)
+            while i < n:
+                if i < n - 1 and word[i] == a and word[i + 1] == b:
+                    out.append(new)
+                    i += 2
+                else:
+                    out.append(word[i])
+                    i += 1
+            word = out
+        return word
+
+    def _merge_heap(self, syms: list[str]) -> list[str]:
+        ranks_get = self.ranks.get
+        merged = self.merged
+        n = len(syms)
+        nxt = list(range(1, n + 1))
+        nxt[-1] = -1
+        prv = list(range(-1, n - 1))
+        alive = [True] * n
+        heap = []
+        for i in range(n - 1):
+            r = ranks_get((syms[i], syms[i + 1]))
+            if r is not None:
+                heap.append((r, i))
+        heapq.heapify(heap)
+        while heap:
+            rank, i = heapq.heappop(heap)
+            if not alive[i]:
+                continue
+            j = nxt[i]
+            if j == -1 or ranks_get((syms[i], syms[j])) != rank:
+                continue
+            syms[i] = merged[(syms[i], syms[j])]
+            alive[j] = False
+            k = nxt[j]
+            nxt[i] = k
+            if k != -1:
+                prv[k] = i
+                r = ranks_get((syms[i], syms[k]))
+                if r is not None:
+                    heapq.heappush(heap, (r, i))
+            p = prv[i]
+            if p != -1:
+                r = ranks_get((syms[p], syms[i]))
+                if r is not None:
+                    heapq.heappush(heap, (r, p))
+        return [s for s, ok in zip(syms, alive) if ok]
+
+    def describe(self) -> str:
+        flags = [
+            f"vocab={len(self.vocab)}",
+            f"merges={len(self.ranks)}",
+            f"unk_token={self.unk_token!r}",
+        ]
+        for name in ("fuse_unk", "byte_fallback", "ignore_merges"):
+            if getattr(self, name):
+                flags.append(name)
+        if self.prefix:
+            flags.append(f"continuing_subword_prefix={self.prefix!r}")
+        if self.suffix:
+            flags.append(f"end_of_word_suffix={self.suffix!r}")
+        return "BPE(" + ", ".join(flags) + ")"
+
+
+def _read_merges(spec: Spec) -> list[tuple[str, str]]:
+    raw = spec.array("merges")
+    merges: list[tuple[str, str]] = []
+    if all(isinstance(m, str) for m in raw):
+        line = 0
+        for m in raw:
+            if m.startswith("#version"):
+                continue
+            line += 1
+            parts = m.split(" ")
+            if len(parts) != 2:
+                raise spec.fail("merges", m, f"merge line {line} must be two tokens separated by one space")
+            merges.append((parts[0], parts[1]))
+        return merges
+    for i, m in enumerate(raw):
+        if not (isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m)):
+            raise spec.fail(f"merges[{i}]", m, "expected a pair of strings (all merges in one form)")
+        merges.append((m[0], m[1]))
+    return merges
+
+
+def _bpe(spec: Spec) -> BPE:
+    dropout = spec.number("dropout", None, nullable=True)
+    if dropout is not None and dropout != 0:
+        reason = (
+            "dropout makes encoding random; batchtok only reproduces deterministic files"
+            if 0 <= dropout <= 1
+            else "Dropout should be between 0 and 1, inclusive"
+        )
+        raise spec.fail("dropout", dropout, reason)
+    vocab, vocab_r = read_vocab(spec)
+    merges = _read_merges(spec)
+    return BPE(
+        vocab,
+        vocab_r,
+        merges,
+        unk_token=spec.string("unk_token", None, nullable=True),
+        continuing_subword_prefix=spec.string("continuing_subword_prefix", None, nullable=True),
+        end_of_word_suffix=spec.string("end_of_word_suffix", None, nullable=True),
+        fuse_unk=bool(spec.boolean("fuse_unk", False, nullable=True)),
+        byte_fallback=bool(spec.boolean("byte_fallback", False, nullable=True)),
+        ignore_merges=bool(spec.boolean("ignore_merges", False, nullable=True)),
+        where=spec.path,
+    )
+
+
+REGISTRY: dict[str, Callable[[Spec], Model]] = {"BPE": _bpe}
+
+
+def read_model(data: object, path: str) -> Model:
+    from .spec import dispatch
+
+    return dispatch(Spec(data, path), REGISTRY, "model")

@@ -1,0 +1,142 @@
+"""Normalizers: string -> string, applied to each fragment between added tokens."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Callable
+
+from .onig import OnigPattern, PatternError, escape_literal
+from .spec import Spec, dispatch
+
+# Rust's char::is_whitespace (the White_Space property).
+WHITE_SPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+class Normalizer:
+    def normalize(self, text: str) -> str:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
+class UnicodeForm(Normalizer):
+    def __init__(self, form: str) -> None:
+        self.form = form
+
+    def normalize(self, text: str) -> str:
+        return unicodedata.normalize(self.form, text)
+
+    def describe(self) -> str:
+        return self.form
+
+
+class Lowercase(Normalizer):
+    """Char-by-char lowercase: no final-sigma rule, as Rust's ``char::to_lowercase``."""
+
+    def normalize(self, text: str) -> str:
+        if "\u03a3" in text:
+            return "".join(c.lower() for c in text)
+        return text.lower()
+
+
+class Strip(Normalizer):
+    def __init__(self, left: bool, right: bool) -> None:
+        self.left, self.right = left, right
+
+    def normalize(self, text: str) -> str:
+        if self.left:
+            text = text.lstrip(WHITE_SPACE)
+        if self.right:
+            text = text.rstrip(WHITE_SPACE)
+        return text
+
+    def describe(self) -> str:
+        return f"Strip(left={self.left}, right={self.right})"
+
+
+class Replace(Normalizer):
+    """Every non-overlapping match of an Oniguruma pattern replaced by ``content``."""
+
+    def __init__(self, pattern: str, is_regex: bool, content: str) -> None:
+        self.pattern, self.is_regex, self.content = pattern, is_regex, content
+        self.literal = None if is_regex or not pattern else pattern
+        self.onig = OnigPattern(pattern if is_regex else escape_literal(pattern))
+
+    def normalize(self, text: str) -> str:
+        if self.literal is not None:
+            return text.replace(self.literal, self.content)
+        return self.onig.sub(self.content, text)
+
+    def describe(self) -> str:
+        kind = "Regex" if self.is_regex else "String"
+        return f"Replace({kind} {self.pattern!r} -> {self.content!r})"
+
+
+class Prepend(Normalizer):
+    def __init__(self, prepend: str) -> None:
+        self.prepend = prepend
+
+    def normalize(self, text: str) -> str:
+        return self.prepend + text if text else text
+
+    def describe(self) -> str:
+        return f"Prepend({self.prepend!r})"
+
+
+class Sequence(Normalizer):
+    def __init__(self, normalizers: list[Normalizer]) -> None:
+        self.normalizers = normalizers
+
+    def normalize(self, text: str) -> str:
+        for n in self.normalizers:
+            text = n.normalize(text)
+        return text
+
+    def describe(self) -> str:
+        return "Sequence[" + ", ".join(n.describe() for n in self.normalizers) + "]"
+
+
+def read_pattern(spec: Spec, key: str = "pattern") -> tuple[str, bool]:
+    """A ``{"String": s}`` or ``{"Regex": r}`` pattern object: (text, is_regex)."""
+    obj = spec.obj(key)
+    kinds = [k for k in ("String", "Regex") if obj.has(k)]
+    if len(kinds) != 1 or len(obj.data) != 1:
+        raise spec.fail(key, obj.data, 'expected {"String": ...} or {"Regex": ...}')
+    text = obj.string(kinds[0])
+    return text, kinds[0] == "Regex"
+
+
+def compile_checked(spec: Spec, key: str, build: Callable[[], object]):
+    try:
+        return build()
+    except PatternError as exc:
+        raise spec.fail(key, spec.data.get(key), f"pattern not supported: {exc}") from exc
+
+
+def _replace(spec: Spec) -> Replace:
+    pattern, is_regex = read_pattern(spec)
+    content = spec.string("content")
+    return compile_checked(spec, "pattern", lambda: Replace(pattern, is_regex, content))
+
+
+REGISTRY: dict[str, Callable[[Spec], Normalizer]] = {
+    "NFC": lambda s: UnicodeForm("NFC"),
+    "NFD": lambda s: UnicodeForm("NFD"),
+    "NFKC": lambda s: UnicodeForm("NFKC"),
+    "NFKD": lambda s: UnicodeForm("NFKD"),
+    "Lowercase": lambda s: Lowercase(),
+    "Strip": lambda s: Strip(s.boolean("strip_left"), s.boolean("strip_right")),
+    "Replace": _replace,
+    "Prepend": lambda s: Prepend(s.string("prepend")),
+    "Sequence": lambda s: Sequence(
+        [read_normalizer(x, s.at("normalizers") + f"[{i}]") for i, x in enumerate(s.array("normalizers"))]
+    ),
+}
+
+
+def read_normalizer(data: object, path: str) -> Normalizer:
+    return dispatch(Spec(data, path), REGISTRY, "normalizer")

@@ -1,0 +1,220 @@
+"""Pre-tokenizers: a list of pieces -> a finer list of pieces (empty pieces are dropped).
+
+A pre-tokenizer may end with a per-piece *mapping* that does not split (ByteLevel's byte -> char
+table). :func:`split_and_map` separates that mapping out, so the tokenizer can cache model output
+keyed by the unmapped piece and skip the mapping entirely on a cache hit.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .normalizers import compile_checked, read_pattern
+from .onig import OnigPattern, escape_literal
+from .spec import Spec, dispatch
+
+BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
+
+# GPT-2's split pattern, as ByteLevel(use_regex=true) uses it.
+BYTE_LEVEL_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+
+def _bytes_to_unicode() -> list[str]:
+    """GPT-2's reversible byte -> printable char table."""
+    keep = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table = [""] * 256
+    for b in keep:
+        table[b] = chr(b)
+    n = 0
+    for b in range(256):
+        if not table[b]:
+            table[b] = chr(0x100 + n)
+            n += 1
+    return table
+
+
+BYTE_TO_CHAR = _bytes_to_unicode()
+CHAR_TO_BYTE = {c: b for b, c in enumerate(BYTE_TO_CHAR)}
+# bytes.translate cannot map to str; a latin-1 round trip plus str.translate can.
+_LATIN1_TO_BYTE_CHARS = {b: BYTE_TO_CHAR[b] for b in range(256)}
+
+
+def byte_level_map(piece: str) -> str:
+    """The piece's UTF-8 bytes, each shown as its GPT-2 char."""
+    return piece.encode("utf-8").decode("latin-1").translate(_LATIN1_TO_BYTE_CHARS)
+
+
+class PreTokenizer:
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
+def split_spans(n: int, spans: list[tuple[int, int]], behavior: str, invert: bool):
+    """Apply a split behaviour to match spans; returns the kept (start, end) ranges.
+
+    Mirrors `tokenizers`: the matches and the gaps between them form one list covering the
+    text; ``invert`` flips which are matches; the behaviour then removes, isolates or merges.
+    """
+    marked: list[tuple[int, int, bool]] = []
+    if n == 0:
+        marked.append((0, 0, invert))
+    else:
+        prev = 0
+        for s, e in spans:
+            if prev != s:
+                marked.append((prev, s, invert))
+            marked.append((s, e, not invert))
+            prev = e
+        if prev != n:
+            marked.append((prev, n, invert))
+    if behavior == "Removed":
+        return [(s, e) for s, e, m in marked if not m]
+    if behavior == "Isolated":
+        return [(s, e) for s, e, _ in marked]
+    out: list[list[int]] = []
+    previous = False
+    if behavior == "Contiguous":
+        for s, e, m in marked:
+            if m == previous and out:
+                out[-1][1] = e
+            else:
+                out.append([s, e])
+            previous = m
+    elif behavior == "MergedWithPrevious":
+        for s, e, m in marked:
+            if m and not previous and out:
+                out[-1][1] = e
+            else:
+                out.append([s, e])
+            previous = m
+    else:  # MergedWithNext
+        for s, e, m in reversed(marked):
+            if m and not previous and out:
+                out[-1][0] = s
+            else:
+                out.append([s, e])
+            previous = m
+        out.reverse()
+    return [(s, e) for s, e in out]
+
+
+class Split(PreTokenizer):
+    def __init__(self, pattern: str, is_regex: bool, behavior: str, invert: bool) -> None:
+        self.pattern, self.is_regex = pattern, is_regex
+        self.behavior, self.invert = behavior, invert
+        self.onig = OnigPattern(pattern if is_regex else escape_literal(pattern))
+        # Keeping only the matches, or every match when matches cover the text, needs no spans.
+        self._matches_only = (behavior == "Removed" and invert) or (
+            behavior == "Isolated" and not invert
+        )
+
+    def split_one(self, text: str) -> list[str]:
+        if self._matches_only:
+            pieces = self.onig.findall(text)
+            if pieces is not None:
+                if self.invert or sum(map(len, pieces)) == len(text):
+                    return pieces
+        spans = self.onig.find_spans(text)
+        return [
+            text[s:e]
+            for s, e in split_spans(len(text), spans, self.behavior, self.invert)
+            if e > s
+        ]
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        out: list[str] = []
+        for piece in pieces:
+            out += self.split_one(piece)
+        return out
+
+    def describe(self) -> str:
+        kind = "Regex" if self.is_regex else "String"
+        return f"Split({kind} {self.pattern!r}, {self.behavior}, invert={self.invert})"
+
+
+class ByteLevel(PreTokenizer):
+    """Optional prefix space, optional GPT-2 split, then bytes shown as GPT-2 chars."""
+
+    def __init__(self, add_prefix_space: bool, use_regex: bool) -> None:
+        self.add_prefix_space, self.use_regex = add_prefix_space, use_regex
+        self.splitter = (
+            Split(BYTE_LEVEL_PATTERN, True, "Isolated", False) if use_regex else None
+        )
+
+    def split_only(self, pieces: list[str]) -> list[str]:
+        if self.add_prefix_space:
+            pieces = [p if p.startswith(" ") else " " + p for p in pieces]
+        if self.splitter is not None:
+            pieces = self.splitter.pre_tokenize(pieces)
+        return pieces
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        return [byte_level_map(p) for p in self.split_only(pieces)]
+
+    def describe(self) -> str:
+        return f"ByteLevel(add_prefix_space={self.add_prefix_space}, use_regex={self.use_regex})"
+
+
+class Sequence(PreTokenizer):
+    def __init__(self, pretokenizers: list[PreTokenizer]) -> None:
+        self.pretokenizers = pretokenizers
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        for p in self.pretokenizers:
+            pieces = p.pre_tokenize(pieces)
+        return pieces
+
+    def describe(self) -> str:
+        return "Sequence[" + ", ".join(p.describe() for p in self.pretokenizers) + "]"
+
+
+class _SplitOnly(PreTokenizer):
+    def __init__(self, byte_level: ByteLevel) -> None:
+        self.byte_level = byte_level
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        return self.byte_level.split_only(pieces)
+
+
+def split_and_map(
+    pre: PreTokenizer | None,
+) -> tuple[PreTokenizer | None, Callable[[str], str] | None]:
+    """(splitting part, trailing per-piece mapping) equivalent to ``pre``."""
+    if isinstance(pre, ByteLevel):
+        return _SplitOnly(pre), byte_level_map
+    if isinstance(pre, Sequence) and pre.pretokenizers and isinstance(pre.pretokenizers[-1], ByteLevel):
+        *head, last = pre.pretokenizers
+        return Sequence([*head, _SplitOnly(last)]), byte_level_map
+    return pre, None
+
+
+def _split(spec: Spec) -> Split:
+    pattern, is_regex = read_pattern(spec)
+    behavior = spec.choice("behavior", BEHAVIORS)
+    invert = spec.boolean("invert")
+    return compile_checked(spec, "pattern", lambda: Split(pattern, is_regex, behavior, invert))
+
+
+def _byte_level(spec: Spec) -> ByteLevel:
+    add_prefix_space = spec.boolean("add_prefix_space")
+    spec.boolean("trim_offsets")  # offsets only; ids do not depend on it
+    return ByteLevel(add_prefix_space, spec.boolean("use_regex", True))
+
+
+REGISTRY: dict[str, Callable[[Spec], PreTokenizer]] = {
+    "Split": _split,
+    "ByteLevel": _byte_level,
+    "Sequence": lambda s: Sequence(
+        [
+            read_pre_tokenizer(x, s.at("pretokenizers") + f"[{i}]")
+            for i, x in enumerate(s.array("pretokenizers"))
+        ]
+    ),
+}
+
+
+def read_pre_tokenizer(data: object, path: str) -> PreTokenizer:
+    return dispatch(Spec(data, path), REGISTRY, "pre-tokenizer")

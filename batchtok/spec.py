@@ -1,0 +1,115 @@
+"""Reading tokenizer.json objects with a JSON path, so every refusal can say where it is.
+
+A :class:`Spec` wraps one JSON object. Components read their fields through it; when a component
+is built, :meth:`Spec.finish` refuses any key nobody read. `tokenizers` ignores unknown keys inside
+components, but an unknown key may be a format feature newer than batchtok that changes ids, so
+batchtok refuses rather than guess.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, TypeVar
+
+from .errors import TokenizerFileError
+
+T = TypeVar("T")
+_MISSING: Any = object()
+U32_MAX = 2**32 - 1
+
+
+class Spec:
+    def __init__(self, data: Any, path: str, ignored: tuple[str, ...] = ()) -> None:
+        if not isinstance(data, dict):
+            raise TokenizerFileError(path, data, "expected a JSON object")
+        self.data = data
+        self.path = path
+        self._read: set[str] = set(ignored)
+
+    def at(self, key: str | int) -> str:
+        if isinstance(key, int):
+            return f"{self.path}[{key}]"
+        return f"{self.path}.{key}" if self.path else key
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def raw(self, key: str, default: Any = _MISSING) -> Any:
+        self._read.add(key)
+        if key not in self.data:
+            if default is _MISSING:
+                raise TokenizerFileError(self.at(key), None, "required field is missing")
+            return default
+        return self.data[key]
+
+    def string(self, key: str, default: Any = _MISSING, *, nullable: bool = False) -> Any:
+        return self._typed(key, default, nullable, lambda v: isinstance(v, str), "a string")
+
+    def boolean(self, key: str, default: Any = _MISSING, *, nullable: bool = False) -> Any:
+        return self._typed(key, default, nullable, lambda v: isinstance(v, bool), "true or false")
+
+    def uint(self, key: str, default: Any = _MISSING, *, nullable: bool = False) -> Any:
+        return self._typed(key, default, nullable, is_u32, "an unsigned integer")
+
+    def number(self, key: str, default: Any = _MISSING, *, nullable: bool = False) -> Any:
+        def ok(v: Any) -> bool:
+            return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+        return self._typed(key, default, nullable, ok, "a number")
+
+    def array(self, key: str, default: Any = _MISSING) -> Any:
+        return self._typed(key, default, False, lambda v: isinstance(v, list), "an array")
+
+    def obj(self, key: str, ignored: tuple[str, ...] = ()) -> Spec:
+        return Spec(self.raw(key), self.at(key), ignored)
+
+    def choice(self, key: str, choices: tuple[str, ...], default: Any = _MISSING) -> str:
+        value = self.string(key, default)
+        if value not in choices:
+            raise TokenizerFileError(self.at(key), value, f"expected one of {', '.join(choices)}")
+        return value
+
+    def fail(self, key: str | int | None, value: Any, reason: str) -> TokenizerFileError:
+        return TokenizerFileError(self.path if key is None else self.at(key), value, reason)
+
+    def finish(self) -> None:
+        unknown = sorted(k for k in self.data if k not in self._read)
+        if unknown:
+            raise TokenizerFileError(
+                self.at(unknown[0]),
+                self.data[unknown[0]],
+                "unknown field; batchtok refuses fields it does not know rather than ignore them",
+            )
+
+    def _typed(
+        self, key: str, default: Any, nullable: bool, ok: Callable[[Any], bool], what: str
+    ) -> Any:
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if value is None and nullable:
+            return None
+        if not ok(value):
+            raise TokenizerFileError(self.at(key), value, f"expected {what}")
+        return value
+
+
+def is_u32(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= U32_MAX
+
+
+def dispatch(spec: Spec, registry: dict[str, Callable[[Spec], T]], what: str) -> T:
+    """Build the component named by ``spec``'s ``type`` and refuse unread fields."""
+    kind = spec.raw("type", None)
+    if kind is None:
+        raise spec.fail(
+            "type",
+            None,
+            f"{what} without a 'type' (a legacy untagged form); batchtok only reads tagged "
+            "components",
+        )
+    builder = registry.get(kind)
+    if builder is None:
+        raise spec.fail("type", kind, f"unknown or unsupported {what} type")
+    component = builder(spec)
+    spec.finish()
+    return component

@@ -1,0 +1,107 @@
+"""Regenerate ``batchtok/_onig_tables.py`` by asking the oracle which code points each class matches.
+
+`tokenizers` compiles every user pattern with Oniguruma, whose Unicode tables are not the ones
+the `regex` module or Python's `unicodedata` carry. batchtok therefore ships the exact membership
+of every class it can translate, read off the oracle itself:
+
+    python tests/tools/gen_onig_tables.py   # needs tokenizers==0.23.3
+
+`tests/test_onig.py` checks the committed tables against the installed oracle.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+from tokenizers import Regex
+from tokenizers.pre_tokenizers import Split
+
+# Every general category, the major classes, and the escapes \w \d \s \h.
+CATEGORIES = (
+    "Lu Ll Lt Lm Lo Mn Mc Me Nd Nl No Pc Pd Ps Pe Pi Pf Po "
+    "Sm Sc Sk So Zs Zl Zp Cc Cf Cs Co Cn L M N P S Z C"
+).split()
+ESCAPES = {"w": r"\w", "d": r"\d", "s": r"\s", "h": r"\h"}
+
+OUT = pathlib.Path(__file__).resolve().parents[2] / "batchtok" / "_onig_tables.py"
+
+
+def _all_chars() -> str:
+    return "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+
+
+def members(pattern: str, text: str) -> set[int]:
+    """Code points the oracle's Oniguruma matches with ``pattern`` (one char per match)."""
+    found: set[int] = set()
+    for piece, _ in Split(Regex(pattern), "removed", invert=True).pre_tokenize_str(text):
+        found.update(map(ord, piece))
+    return found
+
+
+def to_ranges(points: set[int]) -> list[tuple[int, int]]:
+    ranges: list[tuple[int, int]] = []
+    for cp in sorted(points):
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1] = (ranges[-1][0], cp)
+        else:
+            ranges.append((cp, cp))
+    return ranges
+
+
+def encode_ranges(ranges: list[tuple[int, int]]) -> str:
+    return " ".join(f"{a:x}" if a == b else f"{a:x}-{b:x}" for a, b in ranges)
+
+
+def rust_word_chars(text: str) -> set[int]:
+    """Rust regex's ``\\w``, as seen through an added token with ``single_word``.
+
+    A single_word token right after a word character is not matched, so the characters for
+    which it stops matching are exactly the word characters.
+    """
+    from tokenizers import AddedToken, Tokenizer
+    from tokenizers.models import WordLevel
+
+    tok = Tokenizer(WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    tok.add_tokens([AddedToken("\x00", single_word=True, normalized=False)])
+    marker = tok.token_to_id("\x00")
+    texts = [c + "\x00" for c in text]
+    return {
+        ord(c)
+        for c, enc in zip(text, tok.encode_batch(texts, add_special_tokens=False))
+        if marker not in enc.ids
+    }
+
+
+def table() -> dict[str, str]:
+    text = _all_chars()
+    out = {}
+    out["rust_w"] = encode_ranges(to_ranges(rust_word_chars(text)))
+    for name in CATEGORIES:
+        out[name] = encode_ranges(to_ranges(members(rf"\p{{{name}}}", text)))
+    for name, pattern in ESCAPES.items():
+        out["\\" + name] = encode_ranges(to_ranges(members(pattern, text)))
+    return out
+
+
+def main() -> None:
+    import tokenizers
+
+    lines = [
+        '"""Oniguruma class membership as `tokenizers` sees it. Generated: do not edit.',
+        "",
+        f"Produced by tests/tools/gen_onig_tables.py from tokenizers {tokenizers.__version__}.",
+        'Each value lists code point ranges in hex ("a-b" or "a"), space separated.',
+        '"""',
+        "",
+        "RANGES = {",
+    ]
+    for name, ranges in table().items():
+        lines.append(f"    {name!r}: {ranges!r},")
+    lines.append("}")
+    OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {OUT} ({OUT.stat().st_size} bytes)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
