@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from ._onig_tables import RANGES
+from .errors import TokenizerFileError
 from .spec import Spec
 
 # Rust's regex `\s` (White_Space), used for lstrip / rstrip.
@@ -57,7 +58,7 @@ class AddedVocabulary:
     def __init__(
         self,
         entries: list[AddedToken],
-        model_token_to_id: Callable[[str], "int | None"],
+        model_token_to_id: Callable[[str], int | None],
         model_vocab_size: int,
         normalize: Callable[[str], str] | None,
     ) -> None:
@@ -84,18 +85,17 @@ class AddedVocabulary:
             if token.special:
                 self.special_contents.add(token.content)
             self.tokens_by_id[new_id] = token
-        self.raw_matcher = _Matcher(
-            {t.content: i for i, t in self.tokens_by_id.items() if not t.normalized},
-            self.tokens_by_id,
-        )
-        self.normalized_matcher = _Matcher(
-            {
-                self.normalized_content.get(i, t.content): i
-                for i, t in self.tokens_by_id.items()
-                if t.normalized
-            },
-            self.tokens_by_id,
-        )
+        raw: dict[str, int] = {}
+        normalized: dict[str, int] = {}
+        for token_id, token in self.tokens_by_id.items():
+            if token.normalized:
+                _add_pattern(
+                    normalized, self.normalized_content.get(token_id, token.content), token_id
+                )
+            else:
+                _add_pattern(raw, token.content, token_id)
+        self.raw_matcher = _Matcher(raw, self.tokens_by_id)
+        self.normalized_matcher = _Matcher(normalized, self.tokens_by_id)
 
     def id_to_string(self, token_id: int) -> str | None:
         """What decode shows for an added id (the normalized form, as tokenizers 0.23 does)."""
@@ -124,6 +124,17 @@ class AddedVocabulary:
         return out
 
 
+def _add_pattern(patterns: dict[str, int], pattern: str, token_id: int) -> None:
+    other = patterns.setdefault(pattern, token_id)
+    if other != token_id:
+        raise TokenizerFileError(
+            "added_tokens",
+            pattern,
+            f"added tokens {other} and {token_id} match the same text; tokenizers picks one of "
+            "them at random (hash order) for every match",
+        )
+
+
 class _Matcher:
     """Leftmost-longest matching of a fixed set of strings, with the added-token flags."""
 
@@ -134,7 +145,9 @@ class _Matcher:
         ordered = sorted(patterns, key=len, reverse=True)
         self.regex = re.compile("|".join(map(re.escape, ordered))) if ordered else None
 
-    def split(self, text: str, encode_special_tokens: bool) -> Iterable[tuple[str, int | None, int]]:
+    def split(
+        self, text: str, encode_special_tokens: bool
+    ) -> Iterable[tuple[str, int | None, int]]:
         """Yield (piece, id or None, start offset); empty pieces are dropped."""
         if self.regex is None or not text:
             if text:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .normalizers import compile_checked, read_pattern
 from .onig import OnigPattern, escape_literal

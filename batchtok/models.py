@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from typing import Callable
+from collections.abc import Callable
 
 from .errors import EncodeError, TokenizerFileError
 from .spec import Spec, is_u32
@@ -61,7 +61,11 @@ class BPE(Model):
         self.unk_token = unk_token
         self.prefix = continuing_subword_prefix or ""
         self.suffix = end_of_word_suffix or ""
-        self.fuse_unk, self.byte_fallback, self.ignore_merges = fuse_unk, byte_fallback, ignore_merges
+        self.fuse_unk, self.byte_fallback, self.ignore_merges = (
+            fuse_unk,
+            byte_fallback,
+            ignore_merges,
+        )
         prefix_bytes = len(self.prefix.encode("utf-8"))
         # (left, right) -> rank and -> merged token; a later duplicate pair overwrites.
         self.ranks: dict[tuple[str, str], int] = {}
@@ -257,12 +261,16 @@ def _read_merges(spec: Spec) -> list[tuple[str, str]]:
             line += 1
             parts = m.split(" ")
             if len(parts) != 2:
-                raise spec.fail("merges", m, f"merge line {line} must be two tokens separated by one space")
+                raise spec.fail(
+                    "merges", m, f"merge line {line} must be two tokens separated by one space"
+                )
             merges.append((parts[0], parts[1]))
         return merges
     for i, m in enumerate(raw):
         if not (isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m)):
-            raise spec.fail(f"merges[{i}]", m, "expected a pair of strings (all merges in one form)")
+            raise spec.fail(
+                f"merges[{i}]", m, "expected a pair of strings (all merges in one form)"
+            )
         merges.append((m[0], m[1]))
     return merges
 

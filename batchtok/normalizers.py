@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
-from typing import Callable
+from collections.abc import Callable
 
 from .onig import OnigPattern, PatternError, escape_literal
 from .spec import Spec, dispatch
@@ -133,7 +133,10 @@ REGISTRY: dict[str, Callable[[Spec], Normalizer]] = {
     "Replace": _replace,
     "Prepend": lambda s: Prepend(s.string("prepend")),
     "Sequence": lambda s: Sequence(
-        [read_normalizer(x, s.at("normalizers") + f"[{i}]") for i, x in enumerate(s.array("normalizers"))]
+        [
+            read_normalizer(x, s.at("normalizers") + f"[{i}]")
+            for i, x in enumerate(s.array("normalizers"))
+        ]
     ),
 }
 

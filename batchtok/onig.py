@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import regex
 
@@ -64,7 +64,7 @@ _LITERAL_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "a": 
 _ALL_CHARS = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _table(name: str) -> tuple[tuple[int, int], ...]:
     out = []
     for item in RANGES[name].split():
@@ -73,12 +73,12 @@ def _table(name: str) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _table_set(name: str) -> frozenset[int]:
     return frozenset(c for a, b in _table(name) for c in range(a, b + 1))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _native_set(native: str) -> frozenset[int]:
     """Code points the ``regex`` module puts in a class (scanned once per process)."""
     return frozenset(map(ord, regex.findall(native, _ALL_CHARS)))
@@ -211,12 +211,12 @@ class _Parser:
                 if nxt == "+":
                     # Ruby syntax: X{n,m}+ is (?:X{n,m})+, not possessive.
                     inner = atom
-                    atom = (lambda a, q: lambda m: "(?:" + a(m) + q + ")")(inner, interval)
+                    atom = (lambda a, iv: lambda m: "(?:" + a(m) + iv + ")")(inner, interval)
                 elif nxt == "?" and not comma:
                     # Ruby syntax: X{n}? is (?:X{n})?, not reluctant.
                     self.i += 1
                     inner = atom
-                    atom = (lambda a, q: lambda m: "(?:" + a(m) + q + ")?")(inner, interval)
+                    atom = (lambda a, iv: lambda m: "(?:" + a(m) + iv + ")?")(inner, interval)
                 elif nxt == "?":
                     self.i += 1
                     atom = self._quantified(atom, interval + "?")
@@ -279,7 +279,9 @@ class _Parser:
                     prefix = "(?:"
                 elif m and m.group(3) == ":":
                     self.i += 1 + m.end()
-                    prefix = self._flag_prefix(m.group(1) + ("-" + m.group(2) if m.group(2) else ""))
+                    prefix = self._flag_prefix(
+                        m.group(1) + ("-" + m.group(2) if m.group(2) else "")
+                    )
                 elif m:
                     raise self.fail("an option group '(?i)' inside the pattern")
                 else:

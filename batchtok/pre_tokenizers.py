@@ -7,7 +7,7 @@ keyed by the unmapped piece and skip the mapping entirely on a cache hit.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .normalizers import compile_checked, read_pattern
 from .onig import OnigPattern, escape_literal
@@ -119,9 +119,7 @@ class Split(PreTokenizer):
                     return pieces
         spans = self.onig.find_spans(text)
         return [
-            text[s:e]
-            for s, e in split_spans(len(text), spans, self.behavior, self.invert)
-            if e > s
+            text[s:e] for s, e in split_spans(len(text), spans, self.behavior, self.invert) if e > s
         ]
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
@@ -140,9 +138,7 @@ class ByteLevel(PreTokenizer):
 
     def __init__(self, add_prefix_space: bool, use_regex: bool) -> None:
         self.add_prefix_space, self.use_regex = add_prefix_space, use_regex
-        self.splitter = (
-            Split(BYTE_LEVEL_PATTERN, True, "Isolated", False) if use_regex else None
-        )
+        self.splitter = Split(BYTE_LEVEL_PATTERN, True, "Isolated", False) if use_regex else None
 
     def split_only(self, pieces: list[str]) -> list[str]:
         if self.add_prefix_space:
@@ -185,7 +181,11 @@ def split_and_map(
     """(splitting part, trailing per-piece mapping) equivalent to ``pre``."""
     if isinstance(pre, ByteLevel):
         return _SplitOnly(pre), byte_level_map
-    if isinstance(pre, Sequence) and pre.pretokenizers and isinstance(pre.pretokenizers[-1], ByteLevel):
+    if (
+        isinstance(pre, Sequence)
+        and pre.pretokenizers
+        and isinstance(pre.pretokenizers[-1], ByteLevel)
+    ):
         *head, last = pre.pretokenizers
         return Sequence([*head, _SplitOnly(last)]), byte_level_map
     return pre, None

@@ -5,7 +5,7 @@ Only single sequences are handled here; pairs come with the rest of the format.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .spec import Spec, dispatch, is_u32
 
@@ -33,7 +33,9 @@ class ByteLevelProcessor(PostProcessor):
 
 
 class TemplateProcessing(PostProcessor):
-    def __init__(self, single: list, pair: list, special_tokens: dict[str, tuple[list[int], list[str]]]):
+    def __init__(
+        self, single: list, pair: list, special_tokens: dict[str, tuple[list[int], list[str]]]
+    ):
         self.single_template, self.pair_template = single, pair
         self.special_tokens = special_tokens
 
@@ -112,7 +114,9 @@ def _template_pieces(spec: Spec, key: str, special_tokens: dict) -> list:
         if kind == "Sequence" and name not in ("A", "B"):
             raise body.fail("id", name, "a template sequence must be A or B")
         if kind == "SpecialToken" and name not in special_tokens:
-            raise body.fail("id", name, "special token missing from special_tokens (tokenizers panics)")
+            raise body.fail(
+                "id", name, "special token missing from special_tokens (tokenizers panics)"
+            )
         out.append((kind, name, type_id))
     return out
 
@@ -135,7 +139,9 @@ def _template(spec: Spec) -> TemplateProcessing:
     single = _template_pieces(spec, "single", special_tokens)
     pair = _template_pieces(spec, "pair", special_tokens)
     if any(kind == "Sequence" and name == "B" for kind, name, _ in single):
-        raise spec.fail("single", spec.data["single"], "the single template uses B (tokenizers panics)")
+        raise spec.fail(
+            "single", spec.data["single"], "the single template uses B (tokenizers panics)"
+        )
     return TemplateProcessing(single, pair, special_tokens)
 
 

@@ -8,7 +8,8 @@ batchtok refuses rather than guess.
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .errors import TokenizerFileError
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
-from typing import Callable, Iterable, Sequence
 
 from .added_tokens import AddedVocabulary, read_added_tokens
 from .decoders import Decoder, read_decoder
@@ -55,7 +55,8 @@ class Encoding:
         return len(self.ids)
 
     def __repr__(self) -> str:
-        return f"Encoding(num_tokens={len(self.ids)}, ids={self.ids[:8]}{'...' if len(self.ids) > 8 else ''})"
+        more = "..." if len(self.ids) > 8 else ""
+        return f"Encoding(num_tokens={len(self.ids)}, ids={self.ids[:8]}{more})"
 
 
 class _PieceCache(dict):
@@ -116,7 +117,9 @@ class Tokenizer:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise TokenizerFileError("$", raw[exc.start : exc.start + 8], "file is not UTF-8") from exc
+            raise TokenizerFileError(
+                "$", raw[exc.start : exc.start + 8], "file is not UTF-8"
+            ) from exc
         return cls.from_str(text)
 
     @classmethod
@@ -135,7 +138,7 @@ class Tokenizer:
         top = Spec(data, "")
         version = top.raw("version", None)
         if version is not None and version != "1.0":
-            raise top.fail("version", version, "unknown tokenizer version (expected \"1.0\")")
+            raise top.fail("version", version, 'unknown tokenizer version (expected "1.0")')
         for key in ("truncation", "padding"):
             if top.raw(key, None) is not None:
                 raise top.fail(key, data[key], f"{key} is not supported yet")
@@ -156,7 +159,9 @@ class Tokenizer:
         model = read_model(top.raw("model"), "model")
         for key in data:
             if key not in TOP_LEVEL_KEYS:
-                raise top.fail(key, data[key], "unknown top-level key (tokenizers refuses the file)")
+                raise top.fail(
+                    key, data[key], "unknown top-level key (tokenizers refuses the file)"
+                )
         top.finish()
         return cls(model, added, normalizer, pre_tokenizer, post_processor, decoder)
 
@@ -270,7 +275,9 @@ class Tokenizer:
             return " ".join(tokens)
         return "".join(self.decoder.decode_chain(tokens))
 
-    def decode_batch(self, sequences: Sequence[Sequence[int]], skip_special_tokens: bool = False) -> list[str]:
+    def decode_batch(
+        self, sequences: Sequence[Sequence[int]], skip_special_tokens: bool = False
+    ) -> list[str]:
         return [self.decode(ids, skip_special_tokens) for ids in sequences]
 
     def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:

@@ -1,4 +1,4 @@
-"""Regenerate ``batchtok/_onig_tables.py`` by asking the oracle which code points each class matches.
+"""Regenerate ``batchtok/_onig_tables.py``: ask the oracle which code points each class matches.
 
 `tokenizers` compiles every user pattern with Oniguruma, whose Unicode tables are not the ones
 the `regex` module or Python's `unicodedata` carry. batchtok therefore ships the exact membership

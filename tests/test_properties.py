@@ -1,0 +1,82 @@
+"""Hypothesis: arbitrary Unicode strings give the oracle's ids and decoded text."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import BYTE_LEVEL_FILES, load_pair
+
+INTERESTING = [
+    " ",
+    "  ",
+    "\n",
+    "\r\n",
+    "\t",
+    "\u00a0",
+    "\u3000",
+    "\u200b",
+    "\u200d",
+    "\ufeff",
+    "'s",
+    "'S",
+    "'ll",
+    "\u2019s",
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|begin_of_text|>",
+    "<|end",
+    "|>",
+    "<",
+    "123",
+    "4567",
+    "\u0301",
+    "\u0663",
+    "é",
+    "\u0295",
+    "\U000105c0",
+    "ſ",
+    "日本",
+    "한국어",
+    "🙂",
+    "👩\u200d👩\u200d👧",
+    "Σ",
+    "İ",
+    "a",
+    "Hello",
+    " world",
+    "\x00",
+    "\ufffd",
+]
+
+text = st.lists(st.one_of(st.text(max_size=12), st.sampled_from(INTERESTING)), max_size=12).map(
+    "".join
+)
+
+
+def _check(name: str, s: str) -> None:
+    ours, ref = load_pair(name)
+    for add in (True, False):
+        expected = ref.encode(s, add_special_tokens=add).ids
+        assert ours.encode_ids(s, add) == expected, (name, s, add)
+    for skip in (True, False):
+        assert ours.decode(expected, skip) == ref.decode(expected, skip_special_tokens=skip)
+
+
+def _property(name: str):
+    @settings(
+        max_examples=2000,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+        database=None,
+    )
+    @given(text)
+    def test(s):
+        _check(name, s)
+
+    test.__name__ = f"test_arbitrary_text_{name}"
+    return test
+
+
+for _name in BYTE_LEVEL_FILES:
+    globals()[f"test_arbitrary_text_{_name}"] = _property(_name)
