@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from .normalizers import compile_checked, read_pattern
 from .onig import OnigPattern, escape_literal
-from .pre_tokenizers import CHAR_TO_BYTE
+from .pre_tokenizers import CHAR_TO_BYTE, read_metaspace
 from .spec import Spec, dispatch
 
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -137,7 +137,19 @@ def _strip(spec: Spec) -> Strip:
     return Strip(content, spec.uint("start"), spec.uint("stop"))
 
 
+class MetaspaceDecoder(Decoder):
+    def __init__(self, metaspace) -> None:
+        self.metaspace = metaspace
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        return self.metaspace.decode_chain(tokens)
+
+    def describe(self) -> str:
+        return self.metaspace.describe()
+
+
 REGISTRY: dict[str, Callable[[Spec], Decoder]] = {
+    "Metaspace": lambda s: MetaspaceDecoder(read_metaspace(s)),
     "ByteLevel": _byte_level,
     "Replace": _replace,
     "ByteFallback": lambda s: ByteFallback(),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 
+from .metaspace import Metaspace
 from .onig import OnigPattern, PatternError, escape_literal
 from .spec import Spec, dispatch
 
@@ -16,6 +17,10 @@ WHITE_SPACE = (
 
 
 class Normalizer:
+    # True when the first char of the output always stems from offset 0 of the input, which
+    # Metaspace's prepend_scheme "first" relies on.
+    keeps_start = True
+
     def normalize(self, text: str) -> str:
         raise NotImplementedError
 
@@ -46,6 +51,7 @@ class Lowercase(Normalizer):
 class Strip(Normalizer):
     def __init__(self, left: bool, right: bool) -> None:
         self.left, self.right = left, right
+        self.keeps_start = not left
 
     def normalize(self, text: str) -> str:
         if self.left:
@@ -65,6 +71,7 @@ class Replace(Normalizer):
         self.pattern, self.is_regex, self.content = pattern, is_regex, content
         self.literal = None if is_regex or not pattern else pattern
         self.onig = OnigPattern(pattern if is_regex else escape_literal(pattern))
+        self.keeps_start = bool(content)
 
     def normalize(self, text: str) -> str:
         if self.literal is not None:
@@ -90,6 +97,7 @@ class Prepend(Normalizer):
 class Sequence(Normalizer):
     def __init__(self, normalizers: list[Normalizer]) -> None:
         self.normalizers = normalizers
+        self.keeps_start = all(n.keeps_start for n in normalizers)
 
     def normalize(self, text: str) -> str:
         for n in self.normalizers:
@@ -98,6 +106,41 @@ class Sequence(Normalizer):
 
     def describe(self) -> str:
         return "Sequence[" + ", ".join(n.describe() for n in self.normalizers) + "]"
+
+
+class MetaspaceNormalizer(Normalizer):
+    """``Sequence[Prepend(r), Replace(" " -> r)]``: the Metaspace transform as a normalizer.
+
+    Runs on every fragment between added tokens and always prepends, even before a leading
+    space, exactly as the two steps do.
+    """
+
+    def __init__(self, replacement: str) -> None:
+        self.metaspace = Metaspace(replacement, "always", split=False, skip_if_leading=False)
+
+    def normalize(self, text: str) -> str:
+        return self.metaspace.apply(text, True)
+
+    def describe(self) -> str:
+        return f"Sequence[Prepend, Replace] = {self.metaspace.describe()}"
+
+
+def _sequence(spec: Spec) -> Normalizer:
+    children = [
+        read_normalizer(x, spec.at("normalizers") + f"[{i}]")
+        for i, x in enumerate(spec.array("normalizers"))
+    ]
+    if (
+        len(children) == 2
+        and isinstance(children[0], Prepend)
+        and isinstance(children[1], Replace)
+        and not children[1].is_regex
+        and children[1].pattern == " "
+        and len(children[0].prepend) == 1
+        and children[1].content == children[0].prepend
+    ):
+        return MetaspaceNormalizer(children[0].prepend)
+    return Sequence(children)
 
 
 def read_pattern(spec: Spec, key: str = "pattern") -> tuple[str, bool]:
@@ -132,12 +175,7 @@ REGISTRY: dict[str, Callable[[Spec], Normalizer]] = {
     "Strip": lambda s: Strip(s.boolean("strip_left"), s.boolean("strip_right")),
     "Replace": _replace,
     "Prepend": lambda s: Prepend(s.string("prepend")),
-    "Sequence": lambda s: Sequence(
-        [
-            read_normalizer(x, s.at("normalizers") + f"[{i}]")
-            for i, x in enumerate(s.array("normalizers"))
-        ]
-    ),
+    "Sequence": _sequence,
 }
 
 

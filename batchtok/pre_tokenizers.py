@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .metaspace import Metaspace
 from .normalizers import compile_checked, read_pattern
 from .onig import OnigPattern, escape_literal
 from .spec import Spec, dispatch
@@ -45,7 +46,8 @@ def byte_level_map(piece: str) -> str:
 
 
 class PreTokenizer:
-    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+    def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
+        """Split ``pieces``; ``at_start``: the first piece begins at offset 0 of the input."""
         raise NotImplementedError
 
     def describe(self) -> str:
@@ -122,7 +124,7 @@ class Split(PreTokenizer):
             text[s:e] for s, e in split_spans(len(text), spans, self.behavior, self.invert) if e > s
         ]
 
-    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+    def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
         out: list[str] = []
         for piece in pieces:
             out += self.split_one(piece)
@@ -147,7 +149,7 @@ class ByteLevel(PreTokenizer):
             pieces = self.splitter.pre_tokenize(pieces)
         return pieces
 
-    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+    def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
         return [byte_level_map(p) for p in self.split_only(pieces)]
 
     def describe(self) -> str:
@@ -158,9 +160,11 @@ class Sequence(PreTokenizer):
     def __init__(self, pretokenizers: list[PreTokenizer]) -> None:
         self.pretokenizers = pretokenizers
 
-    def pre_tokenize(self, pieces: list[str]) -> list[str]:
-        for p in self.pretokenizers:
-            pieces = p.pre_tokenize(pieces)
+    def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
+        # Only the first stage knows where its pieces start; the loader refuses a later
+        # Metaspace "first", the one stage that would need to know.
+        for i, p in enumerate(self.pretokenizers):
+            pieces = p.pre_tokenize(pieces, at_start and i == 0)
         return pieces
 
     def describe(self) -> str:
@@ -171,8 +175,38 @@ class _SplitOnly(PreTokenizer):
     def __init__(self, byte_level: ByteLevel) -> None:
         self.byte_level = byte_level
 
-    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+    def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
         return self.byte_level.split_only(pieces)
+
+
+class MetaspacePreTokenizer(PreTokenizer):
+    def __init__(self, metaspace: Metaspace) -> None:
+        self.metaspace = metaspace
+
+    def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
+        out: list[str] = []
+        for i, piece in enumerate(pieces):
+            out += self.metaspace.pieces(piece, at_start and i == 0)
+        return out
+
+    def describe(self) -> str:
+        return self.metaspace.describe()
+
+
+def read_metaspace(spec: Spec) -> Metaspace:
+    """The Metaspace fields, shared by the pre-tokenizer and the decoder."""
+    replacement = spec.string("replacement")
+    if len(replacement) != 1:
+        raise spec.fail("replacement", replacement, "expected exactly one character")
+    scheme = spec.choice("prepend_scheme", ("always", "first", "never"), "always")
+    split = spec.boolean("split", True)
+    legacy = spec.boolean("add_prefix_space", None)
+    spec.raw("str_rep", None)  # legacy, ignored by tokenizers too
+    if legacy is False and scheme != "never":
+        raise spec.fail(
+            "add_prefix_space", False, "add_prefix_space does not match declared prepend_scheme"
+        )
+    return Metaspace(replacement, scheme, split)
 
 
 def split_and_map(
@@ -204,15 +238,27 @@ def _byte_level(spec: Spec) -> ByteLevel:
     return ByteLevel(add_prefix_space, spec.boolean("use_regex", True))
 
 
+def _sequence(spec: Spec) -> Sequence:
+    stages = [
+        read_pre_tokenizer(x, spec.at("pretokenizers") + f"[{i}]")
+        for i, x in enumerate(spec.array("pretokenizers"))
+    ]
+    for i, stage in enumerate(stages[1:], 1):
+        if isinstance(stage, MetaspacePreTokenizer) and stage.metaspace.prepend_scheme == "first":
+            raise spec.fail(
+                f"pretokenizers[{i}].prepend_scheme",
+                "first",
+                "Metaspace 'first' after another pre-tokenizer depends on offsets batchtok "
+                "does not track",
+            )
+    return Sequence(stages)
+
+
 REGISTRY: dict[str, Callable[[Spec], PreTokenizer]] = {
     "Split": _split,
+    "Metaspace": lambda s: MetaspacePreTokenizer(read_metaspace(s)),
     "ByteLevel": _byte_level,
-    "Sequence": lambda s: Sequence(
-        [
-            read_pre_tokenizer(x, s.at("pretokenizers") + f"[{i}]")
-            for i, x in enumerate(s.array("pretokenizers"))
-        ]
-    ),
+    "Sequence": _sequence,
 }
 
 

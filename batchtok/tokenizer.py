@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
+
+import regex
 
 from .added_tokens import AddedVocabulary, read_added_tokens
 from .decoders import Decoder, read_decoder
 from .errors import TokenizerFileError
-from .models import Model, read_model
+from .models import BPE, Model, read_model
 from .normalizers import Normalizer, read_normalizer
 from .pre_tokenizers import PreTokenizer, Split, read_pre_tokenizer, split_and_map
 from .processors import PostProcessor, read_post_processor
@@ -101,6 +104,8 @@ class Tokenizer:
         self.encode_special_tokens = False
         splitter, self._piece_map = split_and_map(pre_tokenizer)
         self._split = _compile_splitter(splitter)
+        if isinstance(model, BPE) and "\u2581" in model.vocab and self._piece_map is None:
+            self._split = _with_boundary_split(self._split, _BoundarySplitter(model.vocab))
         self._cache = _PieceCache(self._tokenize_piece, cache_entries)
         self._templates = {
             flag: (post_processor.single(flag) if post_processor else [("A", 0)])
@@ -157,6 +162,7 @@ class Tokenizer:
         post_processor = component("post_processor", read_post_processor)
         decoder = component("decoder", read_decoder)
         model = read_model(top.raw("model"), "model")
+        _check_metaspace_first(pre_tokenizer, normalizer)
         for key in data:
             if key not in TOP_LEVEL_KEYS:
                 raise top.fail(
@@ -181,11 +187,11 @@ class Tokenizer:
         cache = self._cache
         split = self._split
         ids: list[int] = []
-        for fragment, token_id, _ in self._fragments(text):
+        for fragment, token_id, at_start in self._fragments(text):
             if token_id is not None:
                 ids.append(token_id)
             else:
-                ids += chain.from_iterable(map(cache.__getitem__, split(fragment)))
+                ids += chain.from_iterable(map(cache.__getitem__, split(fragment, at_start)))
         return ids
 
     def encode_ids(self, text: str, add_special_tokens: bool = True) -> list[int]:
@@ -215,12 +221,12 @@ class Tokenizer:
         vocab_r = self.model.vocab_r
         ids: list[int] = []
         tokens: list[str] = []
-        for fragment, token_id, _ in self._fragments(text):
+        for fragment, token_id, at_start in self._fragments(text):
             if token_id is not None:
                 ids.append(token_id)
                 tokens.append(fragment)
                 continue
-            for piece in self._split(fragment):
+            for piece in self._split(fragment, at_start):
                 piece_ids = self._cache[piece]
                 ids += piece_ids
                 tokens += [vocab_r[i] for i in piece_ids]
@@ -306,6 +312,27 @@ class Tokenizer:
         return "\n".join(lines)
 
 
+def _check_metaspace_first(pre: PreTokenizer | None, normalizer: Normalizer | None) -> None:
+    """Metaspace "first" asks whether a piece starts at offset 0 of the input; a normalizer
+    that may drop leading text moves that offset, which batchtok does not track."""
+    from .pre_tokenizers import MetaspacePreTokenizer
+    from .pre_tokenizers import Sequence as PreSequence
+
+    first = pre.pretokenizers[0] if isinstance(pre, PreSequence) and pre.pretokenizers else pre
+    if (
+        isinstance(first, MetaspacePreTokenizer)
+        and first.metaspace.prepend_scheme == "first"
+        and normalizer is not None
+        and not normalizer.keeps_start
+    ):
+        raise TokenizerFileError(
+            "pre_tokenizer",
+            "first",
+            "Metaspace prepend_scheme 'first' after a normalizer that can remove leading text "
+            "(Strip, or Replace with empty content) depends on offsets batchtok does not track",
+        )
+
+
 def _refuse_constant(name: str):
     raise TokenizerFileError("$", name, "not valid JSON (NaN and Infinity are not numbers in JSON)")
 
@@ -321,8 +348,8 @@ def _affixes(template: list) -> tuple[list[int] | None, list[int] | None]:
     return before, after
 
 
-def _compile_splitter(splitter: PreTokenizer | None) -> Callable[[str], list[str]]:
-    """A function fragment -> pieces, skipping stages that cannot change anything."""
+def _compile_splitter(splitter: PreTokenizer | None) -> Callable[[str, bool], list[str]]:
+    """A function (fragment, at_start) -> pieces, skipping stages that cannot change anything."""
     from .pre_tokenizers import Sequence as PreSequence
     from .pre_tokenizers import _SplitOnly
 
@@ -338,17 +365,71 @@ def _compile_splitter(splitter: PreTokenizer | None) -> Callable[[str], list[str
         )
     ]
     if not stages:
-        return lambda text: [text] if text else []
+        return lambda text, at_start: [text] if text else []
     if len(stages) == 1 and isinstance(stages[0], Split):
-        return stages[0].split_one
+        split_one = stages[0].split_one
+        return lambda text, at_start: split_one(text)
     if len(stages) == 1:
         only = stages[0]
-        return lambda text: only.pre_tokenize([text])
+        return lambda text, at_start: only.pre_tokenize([text], at_start)
+    sequence = PreSequence(stages)
+    return lambda text, at_start: sequence.pre_tokenize([text], at_start)
 
-    def run(text: str) -> list[str]:
-        pieces = [text]
-        for stage in stages:
-            pieces = stage.pre_tokenize(pieces)
-        return pieces
+
+def _with_boundary_split(
+    split: Callable[[str, bool], list[str]], splitter: _BoundarySplitter
+) -> Callable[[str, bool], list[str]]:
+    mark = splitter.mark
+    boundary = splitter.split
+
+    def run(text: str, at_start: bool) -> list[str]:
+        out: list[str] = []
+        for piece in split(text, at_start):
+            if mark in piece:
+                out += boundary(piece)
+            else:
+                out.append(piece)
+        return out
 
     return run
+
+
+class _BoundarySplitter:
+    """Split a word before each run of ``mark`` where no merge can cross, proven at load time.
+
+    A merge that joins text across such a boundary would create a token holding a non-mark
+    char followed by the mark. Tokens of that shape ("crossing" tokens) are collected from the
+    vocab; a boundary is kept whole only where one of them occurs in the word across it.
+    Elsewhere the pieces merge independently, so each can be cached on its own.
+    """
+
+    def __init__(self, vocab: dict[str, int], mark: str = "\u2581") -> None:
+        self.mark = mark
+        self._runs = re.compile(f"{mark}*[^{mark}]+|{mark}+")
+        crossing = [
+            t for t in vocab if any(t[i] == mark and t[i - 1] != mark for i in range(1, len(t)))
+        ]
+        self._crossing = (
+            regex.compile(
+                "|".join(regex.escape(t) for t in sorted(crossing, key=len, reverse=True))
+            )
+            if crossing
+            else None
+        )
+
+    def split(self, word: str) -> list[str]:
+        pieces = self._runs.findall(word)
+        if self._crossing is None or len(pieces) < 2 or not self._crossing.search(word):
+            return pieces
+        unsafe: set[int] = set()
+        for m in self._crossing.finditer(word, overlapped=True):
+            unsafe.update(range(m.start() + 1, m.end()))
+        out = [pieces[0]]
+        at = len(pieces[0])
+        for piece in pieces[1:]:
+            if at in unsafe:
+                out[-1] += piece
+            else:
+                out.append(piece)
+            at += len(piece)
+        return out

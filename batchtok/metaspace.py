@@ -1,0 +1,83 @@
+"""Metaspace: the SentencePiece way of showing spaces, one transform for both spellings.
+
+tokenizer.json writes it two ways, and `tokenizers` does not treat them alike:
+
+* a ``Metaspace`` pre-tokenizer replaces ``" "`` by the replacement, then prepends the
+  replacement unless the piece already starts with it (``always``), or only for the piece at the
+  very start of the text (``first``);
+* a normalizer ``Sequence[Prepend(r), Replace(" " -> r)]`` (the Llama-2 layout) runs on every
+  fragment between added tokens and always prepends, even before a leading space.
+
+:class:`Metaspace` carries both behaviours through two parameters: ``prepend_scheme`` (where the
+prepend applies) and ``skip_if_leading`` (whether a leading replacement suppresses it).
+"""
+
+from __future__ import annotations
+
+PREPEND_SCHEMES = ("always", "first", "never")
+
+
+class Metaspace:
+    """Replace spaces by ``replacement``, prepend it per ``prepend_scheme``, optionally split.
+
+    >>> Metaspace("▁", "first", split=False).apply(" Hello world", at_start=True)
+    '▁Hello▁world'
+    >>> Metaspace("▁", "always", split=False, skip_if_leading=False).apply(" Hello", True)
+    '▁▁Hello'
+    """
+
+    def __init__(
+        self, replacement: str, prepend_scheme: str, split: bool, skip_if_leading: bool = True
+    ) -> None:
+        if prepend_scheme not in PREPEND_SCHEMES:
+            raise ValueError(f"unknown prepend_scheme {prepend_scheme!r}")
+        self.replacement = replacement
+        self.prepend_scheme = prepend_scheme
+        self.split = split
+        self.skip_if_leading = skip_if_leading
+
+    def apply(self, text: str, at_start: bool) -> str:
+        """The transformed text; ``at_start``: the text begins at offset 0 of the input."""
+        if not text:
+            return text
+        r = self.replacement
+        out = text.replace(" ", r)
+        if self.prepend_scheme == "never" or (self.prepend_scheme == "first" and not at_start):
+            return out
+        if self.skip_if_leading and out.startswith(r):
+            return out
+        return r + out
+
+    def pieces(self, text: str, at_start: bool) -> list[str]:
+        """Transform, then split before each replacement char if ``split`` (MergedWithNext)."""
+        out = self.apply(text, at_start)
+        if not self.split or not out:
+            return [out] if out else []
+        r = self.replacement
+        pieces = []
+        start = 0
+        for i, ch in enumerate(out):
+            if ch == r and i > start:
+                pieces.append(out[start:i])
+                start = i
+        pieces.append(out[start:])
+        return pieces
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        """Replacement chars back to spaces; in the first token they are dropped instead,
+        unless nothing was ever prepended (``never``)."""
+        r = self.replacement
+        out = []
+        for i, token in enumerate(tokens):
+            if i == 0 and self.prepend_scheme != "never":
+                out.append(token.replace(r, ""))
+            else:
+                out.append(token.replace(r, " "))
+        return out
+
+    def describe(self) -> str:
+        extra = "" if self.skip_if_leading else ", skip_if_leading=False"
+        return (
+            f"Metaspace({self.replacement!r}, prepend_scheme={self.prepend_scheme}, "
+            f"split={self.split}{extra})"
+        )
