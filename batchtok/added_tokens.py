@@ -124,6 +124,33 @@ class AddedVocabulary:
         return out
 
 
+def trie_pattern(strings: Iterable[str]) -> str:
+    """A regex matching the longest of ``strings`` at the leftmost position.
+
+    The strings are laid out as a trie: at each node the continuations come before the end of
+    a shorter string, so backtracking finds the longest match first, and no two branches start
+    with the same char, so each position costs one step per char instead of one per string.
+    """
+    trie: dict = {}
+    for text in strings:
+        node = trie
+        for ch in text:
+            node = node.setdefault(ch, {})
+        node[""] = True
+
+    def render(node: dict) -> str:
+        branches = [re.escape(ch) + render(child) for ch, child in node.items() if ch]
+        if "" in node:
+            if not branches:
+                return ""
+            branches.append("")
+        if len(branches) == 1:
+            return branches[0]
+        return "(?:" + "|".join(branches) + ")"
+
+    return render(trie)
+
+
 def _add_pattern(patterns: dict[str, int], pattern: str, token_id: int) -> None:
     other = patterns.setdefault(pattern, token_id)
     if other != token_id:
@@ -141,9 +168,16 @@ class _Matcher:
     def __init__(self, patterns: dict[str, int], tokens_by_id: dict[int, AddedToken]) -> None:
         self.patterns = patterns
         self.tokens_by_id = tokens_by_id
-        # An alternation ordered longest first is leftmost-longest for literals.
-        ordered = sorted(patterns, key=len, reverse=True)
-        self.regex = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        if not patterns:
+            self.regex = None
+        else:
+            try:
+                pattern = trie_pattern(patterns)
+            except RecursionError:
+                # Pathologically deep tries: an alternation ordered longest first is also
+                # leftmost-longest for literals, only slower.
+                pattern = "|".join(map(re.escape, sorted(patterns, key=len, reverse=True)))
+            self.regex = re.compile(pattern)
 
     def split(
         self, text: str, encode_special_tokens: bool

@@ -9,7 +9,8 @@ from .errors import EncodeError, TokenizerFileError
 from .spec import Spec, is_u32
 
 # Words longer than this (in symbols) merge with a heap: O(n log n) instead of O(n^2).
-_HEAP_THRESHOLD = 48
+_HEAP_THRESHOLD = 256
+_NEVER = 1 << 62  # the rank of a pair that has no merge
 
 
 class Model:
@@ -67,9 +68,11 @@ class BPE(Model):
             ignore_merges,
         )
         prefix_bytes = len(self.prefix.encode("utf-8"))
-        # (left, right) -> rank and -> merged token; a later duplicate pair overwrites.
-        self.ranks: dict[tuple[str, str], int] = {}
-        self.merged: dict[tuple[str, str], str] = {}
+        # Merges keyed by the pair of ids, packed as one int (left * stride + right); the value
+        # packs (rank, merged id) as rank << 32 | id, so the smallest value is the lowest rank.
+        # A later duplicate pair overwrites the earlier one, as in tokenizers.
+        self.stride = max(vocab_r, default=0) + 1
+        self.pairs: dict[int, int] = {}
         for rank, (a, b) in enumerate(merges):
             for part in (a, b):
                 if part not in vocab:
@@ -91,27 +94,8 @@ class BPE(Model):
                 raise TokenizerFileError(
                     f"{where}.merges[{rank}]", [a, b], f"merged token {new!r} is not in the vocab"
                 )
-            self.ranks[(a, b)] = rank
-            self.merged[(a, b)] = new
-        self.merge_all_at_once = self._ranks_are_monotone()
+            self.pairs[vocab[a] * self.stride + vocab[b]] = rank << 32 | vocab[new]
         self._byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
-
-    def _ranks_are_monotone(self) -> bool:
-        """True when no merge can use a token at a rank below one that creates it.
-
-        Then, once the lowest-ranked pair is found, merging all its occurrences left to right
-        in one pass gives exactly what `tokenizers` gets by merging one occurrence at a time:
-        no merge made in that pass creates a pair that outranks the remaining occurrences.
-        """
-        made_at: dict[str, int] = {}
-        for pair, rank in self.ranks.items():
-            new = self.merged[pair]
-            if made_at.get(new, -1) < rank:
-                made_at[new] = rank
-        for (a, b), rank in self.ranks.items():
-            if made_at.get(a, -1) >= rank or made_at.get(b, -1) >= rank:
-                return False
-        return True
 
     # -- encoding -----------------------------------------------------------------------------
 
@@ -159,85 +143,79 @@ class BPE(Model):
         vocab = self.vocab
         if self.ignore_merges and word in vocab:
             return [vocab[word]]
-        symbols = self._symbols(word)
-        if len(symbols) > 1:
-            if len(symbols) > _HEAP_THRESHOLD:
-                symbols = self._merge_heap(symbols)
-            else:
-                symbols = self._merge_loop(symbols)
-        return [vocab[s] for s in symbols]
+        ids = [vocab[s] for s in self._symbols(word)]
+        if len(ids) < 2:
+            return ids
+        if len(ids) > _HEAP_THRESHOLD:
+            return self._merge_heap(ids)
+        return self._merge_loop(ids)
 
-    def _merge_loop(self, word: list[str]) -> list[str]:
-        ranks_get = self.ranks.get
-        merged = self.merged
-        all_at_once = self.merge_all_at_once
-        while len(word) > 1:
-            best_rank = None
-            best_i = -1
-            for i in range(len(word) - 1):
-                r = ranks_get((word[i], word[i + 1]))
-                if r is not None and (best_rank is None or r < best_rank):
-                    best_rank, best_i = r, i
-            if best_rank is None:
+    def _merge_loop(self, word: list[int]) -> list[int]:
+        """Apply the lowest-ranked merge present, leftmost first, until none applies.
+
+        The packed (rank, merged id) of each adjacent pair is kept in a list beside the ids,
+        so each step is a C-level ``min`` and ``index`` plus two lookups for the new pairs.
+        """
+        get = self.pairs.get
+        stride = self.stride
+        never = _NEVER
+        ranks = [get(word[i] * stride + word[i + 1], never) for i in range(len(word) - 1)]
+        while ranks:
+            best = min(ranks)
+            if best == never:
                 break
-            a, b = word[best_i], word[best_i + 1]
-            new = merged[(a, b)]
-            if not all_at_once:
-                word[best_i : best_i + 2] = [new]
-                continue
-            out = word[:best_i]
-            i, n = best_i, len(word)
-            while i < n:
-                if i < n - 1 and word[i] == a and word[i + 1] == b:
-                    out.append(new)
-                    i += 2
-                else:
-                    out.append(word[i])
-                    i += 1
-            word = out
+            i = ranks.index(best)
+            new = best & 0xFFFFFFFF
+            word[i : i + 2] = [new]
+            del ranks[i]
+            if i < len(ranks):
+                ranks[i] = get(new * stride + word[i + 1], never)
+            if i > 0:
+                ranks[i - 1] = get(word[i - 1] * stride + new, never)
         return word
 
-    def _merge_heap(self, syms: list[str]) -> list[str]:
-        ranks_get = self.ranks.get
-        merged = self.merged
-        n = len(syms)
+    def _merge_heap(self, ids: list[int]) -> list[int]:
+        """The same merges for long words, with a heap of (packed rank, position)."""
+        get = self.pairs.get
+        stride = self.stride
+        n = len(ids)
         nxt = list(range(1, n + 1))
         nxt[-1] = -1
         prv = list(range(-1, n - 1))
         alive = [True] * n
         heap = []
         for i in range(n - 1):
-            r = ranks_get((syms[i], syms[i + 1]))
+            r = get(ids[i] * stride + ids[i + 1])
             if r is not None:
                 heap.append((r, i))
         heapq.heapify(heap)
         while heap:
-            rank, i = heapq.heappop(heap)
+            packed, i = heapq.heappop(heap)
             if not alive[i]:
                 continue
             j = nxt[i]
-            if j == -1 or ranks_get((syms[i], syms[j])) != rank:
+            if j == -1 or get(ids[i] * stride + ids[j]) != packed:
                 continue
-            syms[i] = merged[(syms[i], syms[j])]
+            ids[i] = packed & 0xFFFFFFFF
             alive[j] = False
             k = nxt[j]
             nxt[i] = k
             if k != -1:
                 prv[k] = i
-                r = ranks_get((syms[i], syms[k]))
+                r = get(ids[i] * stride + ids[k])
                 if r is not None:
                     heapq.heappush(heap, (r, i))
             p = prv[i]
             if p != -1:
-                r = ranks_get((syms[p], syms[i]))
+                r = get(ids[p] * stride + ids[i])
                 if r is not None:
                     heapq.heappush(heap, (r, p))
-        return [s for s, ok in zip(syms, alive) if ok]
+        return [t for t, ok in zip(ids, alive) if ok]
 
     def describe(self) -> str:
         flags = [
             f"vocab={len(self.vocab)}",
-            f"merges={len(self.ranks)}",
+            f"merges={len(self.pairs)}",
             f"unk_token={self.unk_token!r}",
         ]
         for name in ("fuse_unk", "byte_fallback", "ignore_merges"):
