@@ -134,6 +134,10 @@ class BPE(Model):
             out.append(self._unk())
         return out
 
+    def byte_token_strings(self) -> list[str]:
+        """The 256 byte-fallback token strings, ``<0x00>`` to ``<0xFF>``."""
+        return self._byte_tokens
+
     def _unk(self) -> str:
         if self.unk_token not in self.vocab:
             raise EncodeError(f"Unk token `{self.unk_token}` not found in the vocabulary")

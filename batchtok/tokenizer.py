@@ -104,8 +104,15 @@ class Tokenizer:
         self.encode_special_tokens = False
         splitter, self._piece_map = split_and_map(pre_tokenizer)
         self._split = _compile_splitter(splitter)
-        if isinstance(model, BPE) and "\u2581" in model.vocab and self._piece_map is None:
-            self._split = _with_boundary_split(self._split, _BoundarySplitter(model.vocab))
+        # Byte-level files are split fine by their regex; the others may send a whole text
+        # to BPE as one word.
+        boundary = (
+            _BoundarySplitter.for_model(model)
+            if isinstance(model, BPE) and self._piece_map is None
+            else None
+        )
+        if boundary is not None and boundary.active:
+            self._split = _with_boundary_split(self._split, boundary)
         self._cache = _PieceCache(self._tokenize_piece, cache_entries)
         self._templates = {
             flag: (post_processor.single(flag) if post_processor else [("A", 0)])
@@ -379,46 +386,80 @@ def _compile_splitter(splitter: PreTokenizer | None) -> Callable[[str, bool], li
 def _with_boundary_split(
     split: Callable[[str, bool], list[str]], splitter: _BoundarySplitter
 ) -> Callable[[str, bool], list[str]]:
-    mark = splitter.mark
     boundary = splitter.split
 
     def run(text: str, at_start: bool) -> list[str]:
         out: list[str] = []
         for piece in split(text, at_start):
-            if mark in piece:
-                out += boundary(piece)
-            else:
-                out.append(piece)
+            out += boundary(piece)
         return out
 
     return run
 
 
 class _BoundarySplitter:
-    """Split a word before each run of ``mark`` where no merge can cross, proven at load time.
+    """Cut a word where BPE provably merges the two sides independently (checked at load time).
 
-    A merge that joins text across such a boundary would create a token holding a non-mark
-    char followed by the mark. Tokens of that shape ("crossing" tokens) are collected from the
-    vocab; a boundary is kept whole only where one of them occurs in the word across it.
-    Elsewhere the pieces merge independently, so each can be cached on its own.
+    Enabled only when no merge involves a byte-fallback token or the unk token, so every
+    symbol spanning a cut would be a vocab token whose text occurs in the word. Two kinds of
+    cuts:
+
+    * around *isolated* chars: a char that is a token on its own and occurs in no longer
+      token, or (with byte fallback over all 256 bytes) a char that is not in the vocab, can
+      never be merged with a neighbour;
+    * before each run of ``mark`` (U+2581): a symbol spanning it would be a "crossing" token,
+      a non-mark char followed by the mark. Where the vocab has such tokens, a cut is kept
+      whole wherever one of them occurs in the word across it.
+
+    Each part then goes through the piece cache on its own.
     """
 
-    def __init__(self, vocab: dict[str, int], mark: str = "\u2581") -> None:
-        self.mark = mark
-        self._runs = re.compile(f"{mark}*[^{mark}]+|{mark}+")
+    @staticmethod
+    def for_model(model: BPE) -> _BoundarySplitter | None:
+        if model.prefix or model.suffix:
+            return None
+        special = {model.vocab[t] for t in model.byte_token_strings() if t in model.vocab}
+        if model.unk_token in model.vocab:
+            special.add(model.vocab[model.unk_token])
+        if special and any(
+            key // model.stride in special or key % model.stride in special for key in model.pairs
+        ):
+            return None
+        return _BoundarySplitter(model)
+
+    def __init__(self, model: BPE, mark: str = "\u2581") -> None:
+        vocab = model.vocab
+        in_longer = {c for t in vocab if len(t) > 1 for c in t}
+        has_all_bytes = model.byte_fallback and all(t in vocab for t in model.byte_token_strings())
+        self.mark = mark if mark in vocab else ""
+        if has_all_bytes:
+            isolated = "[^" + _char_class(in_longer) + "]"
+            joined = "[" + _char_class(in_longer - {mark}) + "]"
+        else:
+            lone = {t for t in vocab if len(t) == 1} - in_longer - {mark}
+            isolated = "[" + _char_class(lone) + "]" if lone else ""
+            joined = "[^" + _char_class(lone | {mark}) + "]"
+        m = re.escape(self.mark)
+        alternatives = [f"{m}*{joined}+", f"{m}+"] if self.mark else [f"{joined}+"]
+        if isolated:
+            alternatives.append(isolated)
+        if not self.mark and not isolated:
+            self.active = False
+            return
+        self.active = True
+        self._parts = re.compile("|".join(alternatives))
         crossing = [
             t for t in vocab if any(t[i] == mark and t[i - 1] != mark for i in range(1, len(t)))
         ]
+        longest_first = sorted(crossing, key=len, reverse=True)
         self._crossing = (
-            regex.compile(
-                "|".join(regex.escape(t) for t in sorted(crossing, key=len, reverse=True))
-            )
-            if crossing
+            regex.compile("|".join(map(regex.escape, longest_first)))
+            if crossing and self.mark
             else None
         )
 
     def split(self, word: str) -> list[str]:
-        pieces = self._runs.findall(word)
+        pieces = self._parts.findall(word)
         if self._crossing is None or len(pieces) < 2 or not self._crossing.search(word):
             return pieces
         unsafe: set[int] = set()
@@ -433,3 +474,7 @@ class _BoundarySplitter:
                 out.append(piece)
             at += len(piece)
         return out
+
+
+def _char_class(chars) -> str:
+    return "".join(re.escape(c) for c in sorted(chars))
