@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable
 
+from ._unicode_tables import DIFFERENCES, UNIDATA_VERSION
 from .metaspace import Metaspace
 from .onig import OnigPattern, PatternError, escape_literal
 from .spec import Spec, dispatch
@@ -14,6 +16,10 @@ WHITE_SPACE = (
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
     "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
+
+
+class UnicodeVersionError(ValueError):
+    """This Python's Unicode data is not the one batchtok's tables were checked against."""
 
 
 class Normalizer:
@@ -29,23 +35,52 @@ class Normalizer:
 
 
 class UnicodeForm(Normalizer):
+    """NFC / NFD / NFKC / NFKD as the oracle's (older) Unicode crate computes them.
+
+    The few chars that crate leaves alone but ``unicodedata`` changes (read off the oracle for
+    one Unicode version of ``unicodedata``) are kept verbatim: the text is normalized in runs
+    between them.
+    """
+
     def __init__(self, form: str) -> None:
+        if unicodedata.unidata_version != UNIDATA_VERSION:
+            raise UnicodeVersionError(
+                f"{form} is verified against the oracle for Python's Unicode "
+                f"{UNIDATA_VERSION} (Python 3.11); this Python has "
+                f"{unicodedata.unidata_version}"
+            )
         self.form = form
+        table = DIFFERENCES[form]
+        if any(len(v) != 1 or ord(v) != k for k, v in table.items()):
+            raise UnicodeVersionError(f"{form}: the oracle maps a char unicodedata keeps")
+        self.kept = frozenset(map(chr, table))
+        self._kept_runs = re.compile("([" + "".join(map(re.escape, sorted(self.kept))) + "])")
 
     def normalize(self, text: str) -> str:
-        return unicodedata.normalize(self.form, text)
+        if text.isascii():
+            return text
+        if self.kept.isdisjoint(text):
+            return unicodedata.normalize(self.form, text)
+        parts = self._kept_runs.split(text)
+        return "".join(
+            part if i % 2 else unicodedata.normalize(self.form, part)
+            for i, part in enumerate(parts)
+        )
 
     def describe(self) -> str:
         return self.form
 
 
 class Lowercase(Normalizer):
-    """Char-by-char lowercase: no final-sigma rule, as Rust's ``char::to_lowercase``."""
+    """Char-by-char lowercase with Rust's tables (read off the oracle): no final-sigma rule,
+    and no dependence on this Python's Unicode version."""
+
+    _table = {cp: text for cp, text in DIFFERENCES["Lowercase"].items()}
 
     def normalize(self, text: str) -> str:
-        if "\u03a3" in text:
-            return "".join(c.lower() for c in text)
-        return text.lower()
+        if text.isascii():
+            return text.lower()
+        return text.translate(self._table)
 
 
 class Strip(Normalizer):
@@ -143,6 +178,13 @@ def _sequence(spec: Spec) -> Normalizer:
     return Sequence(children)
 
 
+def _unicode_form(spec: Spec, form: str) -> UnicodeForm:
+    try:
+        return UnicodeForm(form)
+    except UnicodeVersionError as exc:
+        raise spec.fail("type", form, str(exc)) from exc
+
+
 def read_pattern(spec: Spec, key: str = "pattern") -> tuple[str, bool]:
     """A ``{"String": s}`` or ``{"Regex": r}`` pattern object: (text, is_regex)."""
     obj = spec.obj(key)
@@ -167,10 +209,10 @@ def _replace(spec: Spec) -> Replace:
 
 
 REGISTRY: dict[str, Callable[[Spec], Normalizer]] = {
-    "NFC": lambda s: UnicodeForm("NFC"),
-    "NFD": lambda s: UnicodeForm("NFD"),
-    "NFKC": lambda s: UnicodeForm("NFKC"),
-    "NFKD": lambda s: UnicodeForm("NFKD"),
+    "NFC": lambda s: _unicode_form(s, "NFC"),
+    "NFD": lambda s: _unicode_form(s, "NFD"),
+    "NFKC": lambda s: _unicode_form(s, "NFKC"),
+    "NFKD": lambda s: _unicode_form(s, "NFKD"),
     "Lowercase": lambda s: Lowercase(),
     "Strip": lambda s: Strip(s.boolean("strip_left"), s.boolean("strip_right")),
     "Replace": _replace,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 
 import pytest
 import tokenizers
@@ -11,14 +12,45 @@ import batchtok
 from tests.support.fixtures import tokenizer_path
 
 BYTE_LEVEL_FILES = ("llama3", "qwen3", "gpt4o", "gpt35turbo")
+# The SentencePiece-BPE lineage: Llama-2's layout, its Mistral-layout twin, Gemma 3.
+SENTENCEPIECE_FILES = ("llama2", "llama2-mistral", "gemma3")
+
+METASPACE_FIRST = {
+    "type": "Metaspace",
+    "replacement": "\u2581",
+    "prepend_scheme": "first",
+    "split": False,
+}
+
+
+def mistral_layout(llama2: dict) -> dict:
+    """The Llama-2 file rewritten as transformers' converter writes Mistral v0.1: no
+    normalizer, a Metaspace pre-tokenizer (prepend_scheme first, no split)."""
+    data = dict(llama2)
+    data["normalizer"] = None
+    data["pre_tokenizer"] = dict(METASPACE_FIRST)
+    return data
+
+
+@functools.cache
+def tokenizer_json(name: str) -> str:
+    if name == "llama2-mistral":
+        llama2 = json.loads(tokenizer_path("llama2").read_text(encoding="utf-8"))
+        return json.dumps(mistral_layout(llama2), ensure_ascii=False)
+    return tokenizer_path(name).read_text(encoding="utf-8")
 
 
 @functools.cache
 def load_pair(name: str) -> tuple[batchtok.Tokenizer, tokenizers.Tokenizer]:
-    path = tokenizer_path(name)
-    return batchtok.Tokenizer.from_file(path), tokenizers.Tokenizer.from_file(str(path))
+    text = tokenizer_json(name)
+    return batchtok.Tokenizer.from_str(text), tokenizers.Tokenizer.from_str(text)
 
 
 @pytest.fixture(params=BYTE_LEVEL_FILES)
 def byte_level_pair(request):
+    return (request.param, *load_pair(request.param))
+
+
+@pytest.fixture(params=SENTENCEPIECE_FILES)
+def sentencepiece_pair(request):
     return (request.param, *load_pair(request.param))

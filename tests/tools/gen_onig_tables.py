@@ -84,13 +84,79 @@ def table() -> dict[str, str]:
     return out
 
 
+NORMALIZERS_OUT = OUT.with_name("_unicode_tables.py")
+
+
+def normalizer_differences() -> dict[str, dict[int, str]]:
+    """The oracle's Lowercase of every char it changes, and the single chars on which its
+    NFC / NFD / NFKC / NFKD differ from this Python's ``unicodedata``.
+
+    `tokenizers` lowercases with Rust's tables (whole table kept: no dependence on Python's
+    Unicode version) and normalizes with an older crate than ``unicodedata`` (a few dozen
+    differences, valid for this Python's Unicode version only).
+    """
+    import unicodedata
+
+    from tokenizers import normalizers
+
+    chars = _all_chars()
+    out: dict[str, dict[int, str]] = {}
+    checks = {
+        "Lowercase": (normalizers.Lowercase(), lambda c: c),
+        **{
+            form: (getattr(normalizers, form)(), lambda c, f=form: unicodedata.normalize(f, c))
+            for form in ("NFC", "NFD", "NFKC", "NFKD")
+        },
+    }
+    for name, (oracle, ours) in checks.items():
+        out[name] = {
+            ord(c): oracle.normalize_str(c) for c in chars if oracle.normalize_str(c) != ours(c)
+        }
+    return out
+
+
+def write_normalizer_tables() -> None:
+    import unicodedata
+
+    import tokenizers
+
+    lines = [
+        '"""Where `tokenizers` normalizes a single char differently from Python. Generated.',
+        "",
+        f"Produced by tests/tools/gen_onig_tables.py from tokenizers {tokenizers.__version__}",
+        f"against Python's unicodedata {unicodedata.unidata_version}: code point -> the",
+        "oracle's output for that char alone. Lowercase lists every char the oracle changes;",
+        "the NF* forms list only where the oracle differs from unicodedata of that version.",
+        '"""',
+        "",
+        f"UNIDATA_VERSION = {unicodedata.unidata_version!r}",
+        "",
+        "DIFFERENCES = {",
+    ]
+    for name, table in normalizer_differences().items():
+        lines.append(f"    {name!r}: {{")
+        for cp, text in sorted(table.items()):
+            lines.append(f"        0x{cp:x}: {text!r},")
+        lines.append("    },")
+    lines.append("}")
+    NORMALIZERS_OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     import tokenizers
+
+    if "--normalizers-only" not in sys.argv:
+        write_onig_tables(tokenizers.__version__)
+    write_normalizer_tables()
+    print(f"wrote {NORMALIZERS_OUT}", file=sys.stderr)
+
+
+def write_onig_tables(version: str) -> None:
 
     lines = [
         '"""Oniguruma class membership as `tokenizers` sees it. Generated: do not edit.',
         "",
-        f"Produced by tests/tools/gen_onig_tables.py from tokenizers {tokenizers.__version__}.",
+        f"Produced by tests/tools/gen_onig_tables.py from tokenizers {version}.",
         'Each value lists code point ranges in hex ("a-b" or "a"), space separated.',
         '"""',
         "",
