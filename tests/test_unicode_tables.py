@@ -1,0 +1,55 @@
+"""The committed Unicode tables are what the installed oracle says, and the translator uses them."""
+
+from __future__ import annotations
+
+import pytest
+
+from batchtok import _onig_tables, _unicode_tables
+from batchtok.onig import OnigPattern, PatternError
+from tests.tools import gen_onig_tables as gen
+
+
+def test_onig_class_tables_match_the_oracle():
+    assert gen.table() == _onig_tables.RANGES
+
+
+def test_normalizer_tables_match_the_oracle():
+    assert gen.normalizer_differences() == _unicode_tables.DIFFERENCES
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"\p{L}+",
+        r"[^\s\p{L}\p{N}]+",
+        r"\w+",
+        r"\d",
+        r"\h+",
+        r"\p{Lu}\p{Ll}*",
+        r"[\P{L}x]+",
+        r"\p{Letter}+",
+        r"\p{Mn}",
+        r"[^\p{Lo}]+",
+    ],
+)
+def test_every_path_agrees_with_the_oracle_on_every_code_point(pattern):
+    """native, exact and ascii renderings give the oracle's matches on every code point."""
+    text = gen._all_chars()
+    compiled = OnigPattern(pattern)
+    expected = sorted(c for c in gen.members(pattern, text))
+    # the native path alone would differ on newer code points: the suspect check must route
+    # this text (which holds every code point) to the exact pattern.
+    got = sorted({ord(c) for piece in compiled.findall(text) or [] for c in piece})
+    assert got == expected
+    ascii_text = "".join(map(chr, range(128)))
+    got_ascii = sorted({ord(c) for piece in compiled.findall(ascii_text) or [] for c in piece})
+    assert got_ascii == [c for c in expected if c < 128]
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"(a)\1", r"\bx", r"[[:alpha:]]", r"\p{Han}", r"(?x) a", r"[a-z&&[^aeiou]]", r"a(?i)b"],
+)
+def test_constructs_that_are_refused(pattern):
+    with pytest.raises(PatternError):
+        OnigPattern(pattern)
