@@ -73,28 +73,32 @@ class BPE(Model):
         # A later duplicate pair overwrites the earlier one, as in tokenizers.
         self.stride = max(vocab_r, default=0) + 1
         self.pairs: dict[int, int] = {}
+        pairs = self.pairs
+        stride = self.stride
         for rank, (a, b) in enumerate(merges):
-            for part in (a, b):
-                if part not in vocab:
-                    raise TokenizerFileError(
-                        f"{where}.merges[{rank}]", [a, b], f"token {part!r} is not in the vocab"
-                    )
-            try:
-                tail = b.encode("utf-8")[prefix_bytes:].decode("utf-8")
-            except UnicodeDecodeError:
-                tail = None
-            if tail is None or len(b.encode("utf-8")) < prefix_bytes:
+            id_a, id_b = vocab.get(a), vocab.get(b)
+            if id_a is None or id_b is None:
+                missing = a if id_a is None else b
                 raise TokenizerFileError(
-                    f"{where}.merges[{rank}]",
-                    [a, b],
-                    "right token is shorter than continuing_subword_prefix",
+                    f"{where}.merges[{rank}]", [a, b], f"token {missing!r} is not in the vocab"
                 )
-            new = a + tail
-            if new not in vocab:
+            if prefix_bytes:
+                tail = _strip_prefix_bytes(b, prefix_bytes)
+                if tail is None:
+                    raise TokenizerFileError(
+                        f"{where}.merges[{rank}]",
+                        [a, b],
+                        "right token is shorter than continuing_subword_prefix",
+                    )
+                new = a + tail
+            else:
+                new = a + b
+            id_new = vocab.get(new)
+            if id_new is None:
                 raise TokenizerFileError(
                     f"{where}.merges[{rank}]", [a, b], f"merged token {new!r} is not in the vocab"
                 )
-            self.pairs[vocab[a] * self.stride + vocab[b]] = rank << 32 | vocab[new]
+            pairs[id_a * stride + id_b] = rank << 32 | id_new
         self._byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
 
     # -- encoding -----------------------------------------------------------------------------
@@ -230,6 +234,18 @@ class BPE(Model):
         if self.suffix:
             flags.append(f"end_of_word_suffix={self.suffix!r}")
         return "BPE(" + ", ".join(flags) + ")"
+
+
+def _strip_prefix_bytes(token: str, n: int) -> str | None:
+    """``token`` without its first ``n`` UTF-8 bytes, as tokenizers slices it (None if it
+    cannot: too short, or the cut falls inside a char)."""
+    raw = token.encode("utf-8")
+    if len(raw) < n:
+        return None
+    try:
+        return raw[n:].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _read_merges(spec: Spec) -> list[tuple[str, str]]:

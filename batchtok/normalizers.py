@@ -54,12 +54,13 @@ class UnicodeForm(Normalizer):
         if any(len(v) != 1 or ord(v) != k for k, v in table.items()):
             raise UnicodeVersionError(f"{form}: the oracle maps a char unicodedata keeps")
         self.kept = frozenset(map(chr, table))
-        self._kept_runs = re.compile("([" + "".join(map(re.escape, sorted(self.kept))) + "])")
+        kept_class = "".join(map(re.escape, sorted(self.kept)))
+        self._kept_runs = re.compile(f"([{kept_class}])") if self.kept else None
 
     def normalize(self, text: str) -> str:
         if text.isascii():
             return text
-        if self.kept.isdisjoint(text):
+        if self._kept_runs is None or self.kept.isdisjoint(text):
             return unicodedata.normalize(self.form, text)
         parts = self._kept_runs.split(text)
         return "".join(

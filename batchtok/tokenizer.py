@@ -429,7 +429,7 @@ class _BoundarySplitter:
 
     def __init__(self, model: BPE, mark: str = "\u2581") -> None:
         vocab = model.vocab
-        in_longer = {c for t in vocab if len(t) > 1 for c in t}
+        in_longer = set("".join(t for t in vocab if len(t) > 1))
         has_all_bytes = model.byte_fallback and all(t in vocab for t in model.byte_token_strings())
         self.mark = mark if mark in vocab else ""
         if has_all_bytes:
@@ -448,9 +448,8 @@ class _BoundarySplitter:
             return
         self.active = True
         self._parts = re.compile("|".join(alternatives))
-        crossing = [
-            t for t in vocab if any(t[i] == mark and t[i - 1] != mark for i in range(1, len(t)))
-        ]
+        crossing_shape = re.compile(f"[^{re.escape(mark)}]{re.escape(mark)}")
+        crossing = [t for t in vocab if mark in t and crossing_shape.search(t)]
         longest_first = sorted(crossing, key=len, reverse=True)
         self._crossing = (
             regex.compile("|".join(map(regex.escape, longest_first)))
