@@ -94,8 +94,8 @@ class AddedVocabulary:
                 )
             else:
                 _add_pattern(raw, token.content, token_id)
-        self.raw_matcher = _Matcher(raw, self.tokens_by_id)
-        self.normalized_matcher = _Matcher(normalized, self.tokens_by_id)
+        self.raw_matcher = _Matcher(raw, self.tokens_by_id, self.special_contents)
+        self.normalized_matcher = _Matcher(normalized, self.tokens_by_id, self.special_contents)
 
     def id_to_string(self, token_id: int) -> str | None:
         """What decode shows for an added id (the normalized form, as tokenizers 0.23 does)."""
@@ -165,9 +165,14 @@ def _add_pattern(patterns: dict[str, int], pattern: str, token_id: int) -> None:
 class _Matcher:
     """Leftmost-longest matching of a fixed set of strings, with the added-token flags."""
 
-    def __init__(self, patterns: dict[str, int], tokens_by_id: dict[int, AddedToken]) -> None:
+    def __init__(
+        self, patterns: dict[str, int], tokens_by_id: dict[int, AddedToken], specials: set[str]
+    ) -> None:
         self.patterns = patterns
         self.tokens_by_id = tokens_by_id
+        # Content once added as special stays special for encode_special_tokens, even if a
+        # later entry with the same content is not (the library never removes it).
+        self.specials = specials
         if not patterns:
             self.regex = None
         else:
@@ -193,7 +198,7 @@ class _Matcher:
             start, stop = m.span()
             token_id = self.patterns[m.group()]
             token = self.tokens_by_id[token_id]
-            if encode_special_tokens and token.special:
+            if encode_special_tokens and token.content in self.specials:
                 continue
             if token.single_word:
                 if (start > 0 and is_word_char(text[start - 1])) or (
