@@ -79,6 +79,13 @@ class AddedVocabulary:
                 next_id += 1
             if token.normalized and normalize is not None:
                 normed = normalize(token.content)
+                if not normed:
+                    raise TokenizerFileError(
+                        "added_tokens",
+                        token.content,
+                        "a normalized added token whose content the normalizer empties: "
+                        "tokenizers then matches it between every char or panics",
+                    )
                 if normed != token.content:
                     self.normalized_content[new_id] = normed
             self.content_to_id[token.content] = new_id

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
+from .errors import DecodeError
 from .normalizers import compile_checked, read_pattern
 from .onig import OnigPattern, escape_literal
 from .pre_tokenizers import CHAR_TO_BYTE, read_metaspace
 from .spec import Spec, dispatch
 
-_HEX = frozenset("0123456789abcdefABCDEF")
+# What Rust's u8::from_str_radix(_, 16) accepts in the two chars after "<0x": a leading "+" too.
+_BYTE_HEX = re.compile(r"\+?[0-9a-fA-F]+")
 
 
 class Decoder:
@@ -53,14 +56,9 @@ class ByteFallback(Decoder):
         out: list[str] = []
         run = bytearray()
         for token in tokens:
-            if (
-                len(token) == 6
-                and token.startswith("<0x")
-                and token.endswith(">")
-                and token[3] in _HEX
-                and token[4] in _HEX
-            ):
-                run.append(int(token[3:5], 16))
+            byte = _fallback_byte(token)
+            if byte is not None:
+                run.append(byte)
                 continue
             if run:
                 out.append(_bytes_or_replacement(run))
@@ -69,6 +67,19 @@ class ByteFallback(Decoder):
         if run:
             out.append(_bytes_or_replacement(run))
         return out
+
+
+def _fallback_byte(token: str) -> int | None:
+    """The byte of a ``<0xHH>`` token, read as the library reads it (6 UTF-8 bytes)."""
+    if not (token.startswith("<0x") and token.endswith(">")):
+        return None
+    raw = token.encode("utf-8")
+    if len(raw) != 6:
+        return None
+    digits = raw[3:5].decode("utf-8", "replace")
+    if not _BYTE_HEX.fullmatch(digits):
+        return None
+    return int(digits, 16)
 
 
 def _bytes_or_replacement(run: bytearray) -> str:
@@ -94,12 +105,15 @@ class Strip(Decoder):
             while left < self.start and left < len(token) and token[left] == self.content:
                 left += 1
             right = len(token)
-            cut = 0
-            while cut < self.stop and right > 0 and token[right - 1] == self.content:
-                right -= 1
-                cut += 1
+            for i in range(self.stop):
+                index = len(token) - i - 1
+                if index < 0:
+                    raise DecodeError("Strip decoder: stop runs past the token (tokenizers panics)")
+                if token[index] != self.content:
+                    break
+                right = index
             if right < left:
-                raise ValueError("Strip decoder cuts cross (tokenizers panics here)")
+                raise DecodeError("Strip decoder: start and stop cuts cross (tokenizers panics)")
             out.append(token[left:right])
         return out
 

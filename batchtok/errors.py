@@ -27,3 +27,7 @@ class EncodeError(ValueError):
 def _abbreviate(value: Any, limit: int = 120) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class DecodeError(ValueError):
+    """Raised at decode time where `tokenizers` fails (panics) too."""

@@ -7,6 +7,7 @@ import unicodedata
 from collections.abc import Callable
 
 from ._unicode_tables import DIFFERENCES, UNIDATA_VERSION
+from .errors import EncodeError
 from .metaspace import Metaspace
 from .onig import OnigPattern, PatternError, escape_literal
 from .spec import Spec, dispatch
@@ -112,6 +113,12 @@ class Replace(Normalizer):
     def normalize(self, text: str) -> str:
         if self.literal is not None:
             return text.replace(self.literal, self.content)
+        spans = self.onig.find_spans(text)
+        if any(s == e for s, e in spans):
+            raise EncodeError(
+                f"Replace pattern {self.pattern!r} matches the empty string in this text; "
+                "tokenizers' alignment panics or duplicates text there, so batchtok refuses it"
+            )
         return self.onig.sub(self.content, text)
 
     def describe(self) -> str:
@@ -206,7 +213,22 @@ def compile_checked(spec: Spec, key: str, build: Callable[[], object]):
 def _replace(spec: Spec) -> Replace:
     pattern, is_regex = read_pattern(spec)
     content = spec.string("content")
-    return compile_checked(spec, "pattern", lambda: Replace(pattern, is_regex, content))
+    replace = compile_checked(spec, "pattern", lambda: Replace(pattern, is_regex, content))
+    if replace.onig.nullable:
+        raise spec.fail(
+            "pattern",
+            pattern,
+            "the pattern can match the empty string; tokenizers' alignment then panics or "
+            "duplicates text",
+        )
+    return replace
+
+
+def _prepend(spec: Spec) -> Prepend:
+    prepend = spec.string("prepend")
+    if not prepend:
+        raise spec.fail("prepend", prepend, "an empty Prepend makes tokenizers duplicate or panic")
+    return Prepend(prepend)
 
 
 REGISTRY: dict[str, Callable[[Spec], Normalizer]] = {
@@ -217,7 +239,7 @@ REGISTRY: dict[str, Callable[[Spec], Normalizer]] = {
     "Lowercase": lambda s: Lowercase(),
     "Strip": lambda s: Strip(s.boolean("strip_left"), s.boolean("strip_right")),
     "Replace": _replace,
-    "Prepend": lambda s: Prepend(s.string("prepend")),
+    "Prepend": _prepend,
     "Sequence": _sequence,
 }
 

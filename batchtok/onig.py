@@ -108,8 +108,8 @@ def _render_ranges(ranges) -> str:
 
 
 def escape_literal(text: str) -> str:
-    """A pattern that matches ``text`` literally (what Rust's ``regex::escape`` achieves)."""
-    return "".join(_char(ord(c)) for c in text)
+    """An Oniguruma pattern matching ``text`` literally (what Rust's ``regex::escape`` does)."""
+    return "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}" for c in text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -144,6 +144,7 @@ class _ClassRef:
 class _Parsed:
     render: Callable[[str], str]  # mode -> pattern text
     classes: set[str]
+    nullable: bool  # may match the empty string (an over-approximation: lookarounds count)
 
 
 class _Parser:
@@ -151,6 +152,10 @@ class _Parser:
         self.s = source
         self.i = 0
         self.classes: set[str] = set()
+        # Inside (?i): Oniguruma's case folding (multi-char folds such as "ss" = "ß", folded
+        # property classes, no İ for i) is not the regex module's, so only literals whose
+        # folding both engines agree on are accepted there.
+        self.icase = False
 
     def fail(self, reason: str) -> PatternError:
         return PatternError(f"{reason} at position {self.i} of the pattern")
@@ -164,30 +169,39 @@ class _Parser:
         if self.s.startswith("(?") and re.match(r"\(\?[imx-]+\)", self.s):
             flags = re.match(r"\(\?([imx-]+)\)", self.s).group(1)
             self.i = len(flags) + 3
-            body = self.alternation()
             prefix = self._flag_prefix(flags)
+            self.icase = _icase_after(flags, self.icase)
+            body = self.alternation()
             node = lambda m: prefix + body(m) + ")"  # noqa: E731
+            node.nullable = _nullable(body)
         else:
             node = self.alternation()
         if self.i < len(self.s):
             raise self.fail("unbalanced ')'")
-        return _Parsed(node, self.classes)
+        return _Parsed(node, self.classes, _nullable(node))
 
     def alternation(self):
         branches = [self.sequence()]
         while self.peek() == "|":
             self.i += 1
             branches.append(self.sequence())
-        return lambda m: "|".join(b(m) for b in branches)
+        node = lambda m: "|".join(b(m) for b in branches)  # noqa: E731
+        node.nullable = any(map(_nullable, branches))
+        return node
 
     def sequence(self):
         items: list = []
+        previous_letter = ""
         while self.i < len(self.s) and self.peek() not in "|)":
             atom = self.atom()
             if atom is None:
                 continue
+            if self.icase:
+                previous_letter = self._check_case_folding(atom, previous_letter)
             items.append(self.quantifiers(atom))
-        return lambda m: "".join(x(m) for x in items)
+        node = lambda m: "".join(x(m) for x in items)  # noqa: E731
+        node.nullable = all(map(_nullable, items))
+        return node
 
     def quantifiers(self, atom):
         while True:
@@ -212,11 +226,13 @@ class _Parser:
                     # Ruby syntax: X{n,m}+ is (?:X{n,m})+, not possessive.
                     inner = atom
                     atom = (lambda a, iv: lambda m: "(?:" + a(m) + iv + ")")(inner, interval)
+                    atom.nullable = _nullable(inner) or interval.startswith("{0")
                 elif nxt == "?" and not comma:
                     # Ruby syntax: X{n}? is (?:X{n})?, not reluctant.
                     self.i += 1
                     inner = atom
                     atom = (lambda a, iv: lambda m: "(?:" + a(m) + iv + ")?")(inner, interval)
+                    atom.nullable = True
                 elif nxt == "?":
                     self.i += 1
                     atom = self._quantified(atom, interval + "?")
@@ -225,11 +241,31 @@ class _Parser:
                 continue
             return atom
 
+    def _check_case_folding(self, atom, previous_letter: str) -> str:
+        """Refuse what Oniguruma folds differently under (?i); returns this atom's letter."""
+        kind = getattr(atom, "kind", "")
+        if kind == "class":
+            raise self.fail("a character class or property inside (?i)")
+        cp = getattr(atom, "codepoint", None)
+        if cp is None:
+            return ""
+        ch = chr(cp).lower()
+        if not ch.isascii() or ch == "i":
+            raise self.fail(f"case-insensitive {chr(cp)!r}: its case folding differs")
+        if not ch.isalpha():
+            return ""
+        if previous_letter + ch in _MULTI_CHAR_FOLDS:
+            raise self.fail(f"case-insensitive {previous_letter + ch!r} (a multi-char fold)")
+        return ch
+
     @staticmethod
     def _quantified(atom, q):
         if getattr(atom, "unit", False):
-            return lambda m: atom(m) + q
-        return lambda m: "(?:" + atom(m) + ")" + q
+            node = lambda m: atom(m) + q  # noqa: E731
+        else:
+            node = lambda m: "(?:" + atom(m) + ")" + q  # noqa: E731
+        node.nullable = _nullable(atom) or q[0] in "*?" or q.startswith("{0")
+        return node
 
     def atom(self):
         c = self.peek()
@@ -240,19 +276,24 @@ class _Parser:
         if c == "\\":
             node = self.escape(in_class=False)
             if isinstance(node, _ClassRef):
-                return _unit(lambda m: _render_ref(node, m))
+                rendered = _unit(lambda m: _render_ref(node, m))
+                if node.name not in ("\\s", "\\d"):
+                    rendered.kind = "class"
+                return rendered
             return node
         self.i += 1
         if c == ".":
             return lambda m: "."
         if c == "^":
-            return lambda m: "(?m:^)"
+            return _zero_width(lambda m: "(?m:^)")
         if c == "$":
-            return lambda m: "(?m:$)"
+            return _zero_width(lambda m: "(?m:$)")
         if c in "*+?":
             raise self.fail("target of repeat operator is not specified")
         lit = _char(ord(c))
-        return _unit(lambda m: lit)
+        node = _unit(lambda m: lit)
+        node.codepoint = ord(c)
+        return node
 
     def group(self):
         start = self.i
@@ -286,11 +327,17 @@ class _Parser:
                     raise self.fail("an option group '(?i)' inside the pattern")
                 else:
                     raise self.fail(f"unsupported group syntax {self.s[start : start + 4]!r}")
+        outer_icase = self.icase
+        flags = prefix[2:-1] if prefix.startswith("(?") and prefix[2:3] not in "=!<>:" else ""
+        self.icase = _icase_after(flags.replace("s", "m"), outer_icase)
         body = self.alternation()
+        self.icase = outer_icase
         if self.peek() != ")":
             raise self.fail("end pattern with unmatched parenthesis")
         self.i += 1
-        return _unit(lambda m: prefix + body(m) + ")")
+        node = _unit(lambda m: prefix + body(m) + ")")
+        node.nullable = prefix in ("(?=", "(?!", "(?<=", "(?<!") or _nullable(body)
+        return node
 
     def _flag_prefix(self, flags: str) -> str:
         on, _, off = flags.partition("-")
@@ -338,9 +385,9 @@ class _Parser:
             self.i = m.end()
             return self._literal(int(m.group(0) or "0", 8))
         if not in_class and c in "Az":
-            return lambda m: "\\A" if c == "A" else "\\Z"
+            return _zero_width(lambda m: "\\A" if c == "A" else "\\Z")
         if not in_class and c == "Z":
-            return lambda m: "(?=\\n?\\Z)"
+            return _zero_width(lambda m: "(?=\\n?\\Z)")
         if c.isalnum():
             raise self.fail(f"unsupported escape \\{c}")
         return self._literal(ord(c))
@@ -410,7 +457,9 @@ class _Parser:
                 return "[\\s\\S]" if negated else "(?!)"
             return "[" + ("^" if negated else "") + body + "]"
 
-        return _unit(render)
+        node = _unit(render)
+        node.kind = "class"
+        return node
 
     def _class_atom(self):
         c = self.peek()
@@ -423,6 +472,26 @@ class _Parser:
             return node.codepoint
         self.i += 1
         return ord(c)
+
+
+# Pairs of ASCII letters that Unicode full case folding produces from one char (ß, ﬀ, ﬁ, ﬂ, ﬆ).
+_MULTI_CHAR_FOLDS = frozenset({"ss", "ff", "fi", "fl", "st"})
+
+
+def _icase_after(flags: str, current: bool) -> bool:
+    on, _, off = flags.partition("-")
+    if "i" in off:
+        return False
+    return True if "i" in on else current
+
+
+def _nullable(node) -> bool:
+    return getattr(node, "nullable", False)
+
+
+def _zero_width(node):
+    node.nullable = True
+    return node
 
 
 def _unit(node):
@@ -448,6 +517,7 @@ class OnigPattern:
     def __init__(self, source: str) -> None:
         self.source = source
         parsed = _Parser(source).parse()
+        self.nullable = parsed.nullable
         render_mode = parsed.render
         try:
             self._native = regex.compile(render_mode("native"))

@@ -152,15 +152,26 @@ def _byte_level(spec: Spec) -> ByteLevelProcessor:
     return ByteLevelProcessor()
 
 
+def _sequence(spec: Spec) -> Sequence:
+    processors = [
+        read_post_processor(x, spec.at("processors") + f"[{i}]")
+        for i, x in enumerate(spec.array("processors"))
+    ]
+    adding = [p for p in processors if not isinstance(p, ByteLevelProcessor)]
+    if len(adding) > 1:
+        raise spec.fail(
+            "processors",
+            [p.describe() for p in processors],
+            "more than one token-adding processor in a Sequence: the library hands the next "
+            "one a list of encodings (and may pick its pair template or panic)",
+        )
+    return Sequence(processors)
+
+
 REGISTRY: dict[str, Callable[[Spec], PostProcessor]] = {
     "ByteLevel": _byte_level,
     "TemplateProcessing": _template,
-    "Sequence": lambda s: Sequence(
-        [
-            read_post_processor(x, s.at("processors") + f"[{i}]")
-            for i, x in enumerate(s.array("processors"))
-        ]
-    ),
+    "Sequence": _sequence,
 }
 
 

@@ -1,0 +1,39 @@
+"""The job runner: Parquet text columns in, token-id columns out, across worker processes.
+
+A job file (TOML) names the inputs, the text column, the tokenizer, the encode options and the
+output. :func:`load_job` reads and validates it, :func:`run_job` runs it and returns an exit
+code, :func:`plan_job` says what a run would do without doing it::
+
+    >>> from batchtok.runner import load_job, run_job          # doctest: +SKIP
+    >>> run_job(load_job("jobs/example.toml")).exit_code        # doctest: +SKIP
+    0
+
+The command line (``batchtok run``, ``batchtok plan``, ``batchtok status``) is in
+:mod:`batchtok.runner.cli`.
+"""
+
+from .exit_codes import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_LOCKED,
+    EXIT_OK,
+    EXIT_OK_WITH_BAD_ROWS,
+    EXIT_USAGE,
+)
+from .job import Job, JobError, load_job
+from .run import RunResult, plan_job, run_job
+
+__all__ = [
+    "EXIT_FAILURE",
+    "EXIT_INTERRUPTED",
+    "EXIT_LOCKED",
+    "EXIT_OK",
+    "EXIT_OK_WITH_BAD_ROWS",
+    "EXIT_USAGE",
+    "Job",
+    "JobError",
+    "RunResult",
+    "load_job",
+    "plan_job",
+    "run_job",
+]

@@ -1,0 +1,257 @@
+"""Content-hash cache keys (xxhash) and the records that make a re-run cheap.
+
+A shard's **cache key** is the xxh3-128 of
+
+* the text column's *content* in the shard's row groups: per row, its UTF-8 bytes and length
+  (null distinguished from empty). Decoded values are hashed, so re-compressing or
+  re-encoding the input does not change the key, and batch sizes never do;
+* the stored bytes of every other input column copied to the output (a change to any kept
+  column must reach the output; hashing stored bytes is cheap and errs on the safe side: a
+  re-encoded file recomputes);
+* the kept columns' names and types;
+* the exact bytes of the tokenizer file, the engine version, the encode options and the output
+  format (dtype, column names, compression, bad-row policy, row-group size), and this module's
+  :data:`CACHE_FORMAT`.
+
+Never the worker count, paths, times, or a pickled object: the key is a JSON document of plain
+values and digests (:func:`shard_key`).
+
+**Records** (``OUT/.batchtok/records/<file>.json``, one per input file, written only by the
+run's main process) remember for each input its ``(size, mtime_ns, inode)`` with the
+row-group hashes computed from it, and for its output the ``(size, mtime_ns, inode)`` and the
+shard keys it was written with. A re-run with nothing changed therefore reads no input data:
+it compares stats and reads each output's footer. An output whose stat no longer matches its
+record (or that has no record) is read whole, with Parquet page checksums verified, before it
+is trusted again: a corrupted or truncated output is detected and redone. ``--verify``
+ignores the records and re-reads everything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import xxhash
+
+CACHE_FORMAT = 1
+READ_CHUNK = 1 << 20
+
+
+def hex128(data: bytes) -> str:
+    return xxhash.xxh3_128_hexdigest(data)
+
+
+def file_digests(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """(xxh3-128, sha256) of a file's bytes, hex."""
+    x = xxhash.xxh3_128()
+    s = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(READ_CHUNK):
+            x.update(chunk)
+            s.update(chunk)
+    return x.hexdigest(), s.hexdigest()
+
+
+# -- input content -----------------------------------------------------------------------------
+
+
+class TextHasher:
+    """Hash of a text column's values, independent of how they are cut into batches."""
+
+    def __init__(self) -> None:
+        self.lengths = xxhash.xxh3_128()  # int64 per row, -1 for null
+        self.data = xxhash.xxh3_128()  # UTF-8 bytes of every value, concatenated
+        self.rows = 0
+        self.nulls = 0
+        self.text_bytes = 0
+
+    def update(self, array: pa.Array) -> None:
+        if hasattr(pa.types, "is_string_view") and pa.types.is_string_view(array.type):
+            array = array.cast(pa.large_string())
+        if isinstance(array, pa.ChunkedArray):
+            for chunk in array.chunks:
+                self.update(chunk)
+            return
+        lengths = pc.binary_length(array).cast(pa.int64())
+        if array.null_count:
+            self.nulls += array.null_count
+            lengths = lengths.fill_null(-1)
+            array = array.fill_null("")
+        self.lengths.update(memoryview(lengths.buffers()[1])[: 8 * len(lengths)])
+        if len(array):
+            # Values are contiguous in the data buffer between the first and last offsets.
+            width = 8 if pa.types.is_large_string(array.type) else 4
+            offsets = memoryview(array.buffers()[1]).cast("q" if width == 8 else "i")
+            start, end = offsets[array.offset], offsets[array.offset + len(array)]
+            data = array.buffers()[2]
+            if data is not None and end > start:
+                self.data.update(memoryview(data)[start:end])
+            self.text_bytes += end - start
+        self.rows += len(array)
+
+    def hexdigest(self) -> str:
+        return hex128(
+            f"rows={self.rows};lengths={self.lengths.hexdigest()};data={self.data.hexdigest()}".encode()
+        )
+
+
+@dataclass(frozen=True)
+class RowGroupHash:
+    """The content hash of one input row group and the exact counts read while hashing."""
+
+    digest: str
+    rows: int
+    nulls: int
+    text_bytes: int  # UTF-8 bytes of the text column
+
+    def to_json(self) -> list:
+        return [self.digest, self.rows, self.nulls, self.text_bytes]
+
+    @classmethod
+    def from_json(cls, data: list) -> RowGroupHash:
+        digest, rows, nulls, text_bytes = data
+        return cls(str(digest), int(rows), int(nulls), int(text_bytes))
+
+
+def _column_chunk_range(meta: pq.RowGroupMetaData, leaf: int) -> tuple[int, int]:
+    col = meta.column(leaf)
+    start = col.data_page_offset
+    if col.has_dictionary_page and col.dictionary_page_offset is not None:
+        start = min(start, col.dictionary_page_offset)
+    return start, col.total_compressed_size
+
+
+def hash_row_groups(
+    path: str, text_column: str, keep_leaves: tuple[int, ...], batch_rows: int = 8192
+) -> list[RowGroupHash]:
+    """Content hash of every row group of one input file (reads the text column, streamed)."""
+    pf = pq.ParquetFile(path, buffer_size=READ_CHUNK)
+    meta = pf.metadata
+    out = []
+    with open(path, "rb") as raw:
+        for i in range(meta.num_row_groups):
+            hasher = TextHasher()
+            for batch in pf.iter_batches(
+                batch_size=batch_rows, row_groups=[i], columns=[text_column], use_threads=False
+            ):
+                hasher.update(batch.column(0))
+            kept = xxhash.xxh3_128()
+            rg = meta.row_group(i)
+            for leaf in keep_leaves:
+                start, length = _column_chunk_range(rg, leaf)
+                raw.seek(start)
+                remaining = length
+                while remaining > 0:
+                    chunk = raw.read(min(READ_CHUNK, remaining))
+                    if not chunk:
+                        raise OSError(f"{path}: truncated column chunk in row group {i}")
+                    kept.update(chunk)
+                    remaining -= len(chunk)
+            digest = hex128(f"text={hasher.hexdigest()};kept={kept.hexdigest()}".encode())
+            out.append(RowGroupHash(digest, hasher.rows, hasher.nulls, hasher.text_bytes))
+    return out
+
+
+def content_hash(hashes: list[RowGroupHash]) -> str:
+    """One hash for a run of row groups (a shard, or a whole file)."""
+    return hex128(("|".join(h.digest for h in hashes)).encode())
+
+
+# -- keys ---------------------------------------------------------------------------------------
+
+
+def fingerprint(
+    *,
+    engine_version: str,
+    tokenizer_xxh3: str,
+    text_column: str,
+    keep_schema: pa.Schema,
+    encode_options: dict[str, Any],
+    output_format: dict[str, Any],
+) -> str:
+    """Everything but the content that a shard's output depends on, as canonical JSON."""
+    doc = {
+        "cache_format": CACHE_FORMAT,
+        "engine_version": engine_version,
+        "tokenizer_xxh3_128": tokenizer_xxh3,
+        "text_column": text_column,
+        "keep_columns": [[f.name, str(f.type), f.nullable] for f in keep_schema],
+        "encode": encode_options,
+        "output": output_format,
+    }
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"))
+
+
+def shard_key(fingerprint_json: str, hashes: list[RowGroupHash]) -> str:
+    return hex128(f"{fingerprint_json}\n{content_hash(hashes)}".encode())
+
+
+# -- records ---------------------------------------------------------------------------------
+
+
+class Records:
+    """Per-input JSON records under ``OUT/.batchtok/records/`` (see the module docstring)."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.root = state_dir / "records"
+
+    def path(self, rel: str) -> Path:
+        return self.root / (rel + ".json")
+
+    def load(self, rel: str) -> dict[str, Any]:
+        try:
+            with open(self.path(rel), encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) and data.get("format") == CACHE_FORMAT else {}
+
+    def save(self, rel: str, record: dict[str, Any]) -> None:
+        record = {**record, "format": CACHE_FORMAT}
+        target = self.path(rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(record, f, sort_keys=True)
+        os.replace(tmp, target)
+
+    def remove(self, rel: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path(rel).unlink()
+
+    def all_rels(self) -> Iterator[str]:
+        if not self.root.is_dir():
+            return
+        for path in self.root.rglob("*.json"):
+            if not path.name.startswith("."):
+                yield path.relative_to(self.root).as_posix()[: -len(".json")]
+
+
+def stat_of(path: str | os.PathLike[str]) -> dict[str, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino}
+
+
+def memo_hashes(
+    record: dict[str, Any], stat: dict[str, int], hash_spec: dict[str, Any]
+) -> list[RowGroupHash] | None:
+    """The row-group hashes remembered for an input, if its stat and hash spec are unchanged."""
+    memo = record.get("input")
+    if not isinstance(memo, dict) or memo.get("stat") != stat or memo.get("spec") != hash_spec:
+        return None
+    try:
+        return [RowGroupHash.from_json(h) for h in memo["row_groups"]]
+    except (KeyError, TypeError, ValueError):
+        return None

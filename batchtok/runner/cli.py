@@ -1,0 +1,268 @@
+"""``batchtok run``, ``batchtok plan`` and ``batchtok status``: the job runner's commands.
+
+They are standalone :class:`click.Command` objects (``run``, ``plan``, ``status``), registered
+on the main ``batchtok`` group; ``python -m batchtok.runner.cli`` runs them on their own.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from typing import Any
+
+import click
+
+from . import exit_codes as codes
+from .job import COMMAND_LINE, JobError, load_job, parse_override, settings_table
+from .lock import current_holder
+from .run import SUMMARY_NAME, plan_job, run_job, state_dir
+
+KEYS_HELP = "\b\nJob file keys (section.key, default, meaning):\n" + "\n".join(
+    "  " + line for line in settings_table().splitlines()
+)
+
+EXIT_HELP = f"""\b
+Exit codes:
+  {codes.EXIT_OK}    success (everything written or already complete)
+  {codes.EXIT_FAILURE}    failure (a shard failed; completed shards are kept, re-run resumes)
+  {codes.EXIT_USAGE}    usage or validation error (nothing was run)
+  {codes.EXIT_OK_WITH_BAD_ROWS}    success, but some rows had a null text (see run.bad_rows)
+  {codes.EXIT_LOCKED}    another run of this job (same output directory) is running
+  {codes.EXIT_INTERRUPTED}  interrupted (Ctrl-C, SIGTERM); re-run resumes"""
+
+
+def _job_options(command):
+    """Arguments shared by run, plan and status: the job file and its overrides."""
+
+    @click.argument("job_file", type=click.Path(dir_okay=False))
+    @click.option(
+        "--input",
+        "-i",
+        "inputs",
+        multiple=True,
+        metavar="PATH",
+        help="Replace input.paths (repeatable; files, directories or globs).",
+    )
+    @click.option("--output", "-o", metavar="DIR", help="Replace output.dir.")
+    @click.option("--workers", "-w", metavar="N", help='Replace run.workers (N or "auto").')
+    @click.option(
+        "--set",
+        "sets",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Set any job key, e.g. --set output.dtype=uint16 --set encode.max_length=512 "
+        "(VALUE is read as TOML, else as a string). Repeatable.",
+    )
+    @functools.wraps(command)
+    def wrapper(job_file, inputs, output, workers, sets, **kwargs):
+        overrides: dict[str, Any] = {}
+        try:
+            for assignment in sets:
+                key, value = parse_override(assignment)
+                overrides[key] = value
+        except JobError as exc:
+            _fail_usage(exc)
+        if inputs:
+            overrides["input.paths"] = list(inputs)
+        if output:
+            overrides["output.dir"] = output
+        if workers:
+            overrides["run.workers"] = int(workers) if workers.isdigit() else workers
+        try:
+            job = load_job(job_file, overrides)
+        except JobError as exc:
+            _fail_usage(exc)
+        return command(job=job, **kwargs)
+
+    return wrapper
+
+
+def _fail_usage(exc: JobError) -> None:
+    click.echo(f"Error: {exc}", err=True)
+    if any(p.source == COMMAND_LINE for p in exc.problems):
+        click.echo("(keys set on the command line with --set/--input/--output/--workers)", err=True)
+    sys.exit(codes.EXIT_USAGE)
+
+
+@click.command(
+    "run",
+    epilog=KEYS_HELP + "\n\n" + EXIT_HELP,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
+)
+@_job_options
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Re-hash every input and re-read every output instead of trusting unchanged file "
+    "stats (slower; catches silent corruption).",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Only warnings and errors (for cron).")
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: one JSON object per line on stderr.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Live progress line (default: on when stderr is a terminal; otherwise a progress "
+    "line is logged every --progress-interval seconds).",
+)
+@click.option(
+    "--progress-interval",
+    type=float,
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds between logged progress lines when not on a terminal.",
+)
+def run(job, verify, quiet, log_format, progress, progress_interval) -> None:
+    """Tokenize the Parquet inputs of JOB_FILE into its output directory.
+
+    Shards already complete under the same cache key (text content, tokenizer bytes, engine
+    version, options, output format) are skipped, so re-running is cheap and resumes after a
+    crash. The summary goes to OUTPUT_DIR/_batchtok_summary.json, logs and progress to stderr.
+
+    \b
+    Example:
+      batchtok run jobs/example.toml
+      batchtok run jobs/example.toml -o /tmp/out --set output.dtype=uint16 -q
+    """
+    try:
+        result = run_job(
+            job,
+            verify=verify,
+            quiet=quiet,
+            log_format=log_format,
+            progress=progress,
+            progress_interval=progress_interval,
+        )
+    except JobError as exc:
+        _fail_usage(exc)
+    if not quiet and result.summary.get("status") not in (None, "locked"):
+        click.echo(f"summary: {job.output_dir / SUMMARY_NAME}", err=True)
+    sys.exit(result.exit_code)
+
+
+@click.command(
+    "plan",
+    epilog=KEYS_HELP,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
+)
+@_job_options
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.option(
+    "--verify", is_flag=True, help="Re-hash inputs and re-read outputs, as run --verify does."
+)
+@click.option(
+    "--no-hash",
+    is_flag=True,
+    help="Do not read inputs that are not hashed yet (their shards show as unknown).",
+)
+def plan(job, as_json, verify, no_hash) -> None:
+    """Show the shards of JOB_FILE and which are cached or to do, without running.
+
+    Nothing is written. Inputs not seen before are hashed (their text is read) to know their
+    cache keys, unless --no-hash.
+
+    \b
+    Example:
+      batchtok plan jobs/example.toml
+    """
+    try:
+        report = plan_job(job, verify=verify, hash_inputs=not no_hash)
+    except JobError as exc:
+        _fail_usage(exc)
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    click.echo(f"job: {report['job'] or '-'}")
+    click.echo(f"tokenizer: {report['tokenizer']['path']} (sha256 {report['tokenizer']['sha256']})")
+    click.echo(f"output: {report['output_dir']}")
+    width = max([len(s["shard"]) for f in report["files"] for s in f["shards"]] + [5])
+    click.echo(f"  {'SHARD':<{width}}  {'ROW GROUPS':>10}  {'ROWS':>9}  {'TEXT MB':>8}  STATUS")
+    for f in report["files"]:
+        for s in f["shards"]:
+            first, end = s["row_groups"]
+            groups = f"{first}-{end - 1}" if end > first else "-"
+            click.echo(
+                f"  {s['shard']:<{width}}  {groups:>10}  {s['rows']:>9}  {s['text_mb']:>8.2f}  "
+                f"{s['status']}"
+            )
+    counts = report["shards"]
+    parts = ", ".join(
+        f"{counts[k]} {k}" for k in ("cached", "part", "to do", "unknown") if k in counts
+    )
+    click.echo(f"{len(report['files'])} files, {counts['total']} shards: {parts}")
+    for note in report["notes"]:
+        click.echo(f"note: {note}")
+
+
+@click.command("status", context_settings={"help_option_names": ["-h", "--help"]})
+@_job_options
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def status(job, as_json) -> None:
+    """Say whether JOB_FILE is running now, and how its last run ended.
+
+    Reads the lock and OUTPUT_DIR/_batchtok_summary.json; touches nothing. Exits 0 if the
+    last run succeeded (or with bad rows), 1 if it failed or there was none.
+    """
+    holder = current_holder(state_dir(job) / "lock")
+    summary_path = job.output_dir / SUMMARY_NAME
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        summary = None
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "running": holder.__dict__ if holder else None,
+                    "last_run": summary,
+                },
+                indent=2,
+            )
+        )
+    else:
+        click.echo(f"running: {holder.describe() if holder else 'no'}")
+        if summary is None:
+            click.echo(f"last run: none ({summary_path} not found)")
+        elif "shards" not in summary:
+            click.echo(f"last run: {summary.get('status')} (exit {summary.get('exit_code')})")
+            for problem in summary.get("problems", [])[:5]:
+                click.echo(f"  {problem}")
+        else:
+            shards = summary["shards"]
+            click.echo(
+                f"last run: {summary['status']} (exit {summary['exit_code']}), finished "
+                f"{summary['finished']}, {summary['elapsed_seconds']}s"
+            )
+            click.echo(
+                f"  shards: {shards['done']} done, {shards['cached']} cached, "
+                f"{shards['failed']} failed of {shards['total']}; rows written "
+                f"{summary['rows']['written']}, tokens {summary['tokens']}, bad rows "
+                f"{summary['bad_rows']['count']}"
+            )
+            for failure in summary.get("failures", [])[:5]:
+                click.echo(f"  failed: {failure.get('task')}: {failure.get('error')}")
+    ok = summary is not None and summary.get("exit_code") in (
+        codes.EXIT_OK,
+        codes.EXIT_OK_WITH_BAD_ROWS,
+    )
+    sys.exit(codes.EXIT_OK if ok else codes.EXIT_FAILURE)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """batchtok's job runner (these commands are also `batchtok run/plan/status`)."""
+
+
+main.add_command(run)
+main.add_command(plan)
+main.add_command(status)
+
+if __name__ == "__main__":
+    main()

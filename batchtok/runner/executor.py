@@ -1,0 +1,279 @@
+"""Local executor: forked worker processes, one pipe each, death detected and reported.
+
+**Start method: fork, chosen explicitly** (``multiprocessing.get_context("fork")``, whatever the
+platform default). Two reasons: the tokenizer is loaded once in the parent and the children
+use its tables through copy-on-write (loading a large tokenizer.json in pure Python takes
+seconds and hundreds of MB; ``spawn`` would repeat that per worker), and
+``multiprocessing-logging`` forwards the children's log records to the parent through a queue
+the children inherit, which only works with fork. ``gc.freeze()`` before forking keeps the
+collector from touching (and so copying) the inherited objects. Fork needs POSIX; the runner
+is not supported on Windows.
+
+Each worker has its own duplex pipe: the parent sends one task at a time and the worker sends
+progress and the result back. No lock is shared between workers, so a worker killed at any
+moment (OOM killer, ``kill -9``) cannot wedge the others: the parent sees its process sentinel,
+reports the task as failed with the exit status, and starts a replacement. The task is not
+retried in the same run (a crash that repeats would only repeat); the next run redoes it.
+
+Tasks and results are small (paths, row-group ranges, counts); the data never crosses a pipe.
+"""
+
+from __future__ import annotations
+
+import errno
+import gc
+import logging
+import multiprocessing
+import multiprocessing.connection as mpc
+import os
+import signal
+import traceback
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .worker import run_task
+
+log = logging.getLogger("batchtok.runner")
+
+FORK = multiprocessing.get_context("fork")
+_FATAL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
+
+
+@dataclass
+class Event:
+    """``kind``: "progress" (payload: counts), "done" (payload: result), "failed" (payload:
+    ``{"error": message, "died": bool, "pid": worker pid, "fatal": bool}``)."""
+
+    kind: str
+    task: Any
+    payload: dict[str, Any]
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: have the kernel kill this worker when the parent dies (a killed run must not
+    leave workers running, holding the lock's file descriptor)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _worker_main(conn: mpc.Connection, siblings: list[mpc.Connection], parent: int) -> None:
+    _die_with_parent(parent)
+    # Forked copies of the other workers' pipe ends would keep their pipes open after the
+    # parent dies; close them so every worker sees EOF.
+    for other in siblings:
+        other.close()
+    # Ctrl-C reaches the whole process group; the parent decides and stops the workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    def report(**counts: Any) -> None:
+        conn.send(("progress", counts))
+
+    while True:
+        try:
+            while not conn.poll(1.0):
+                if os.getppid() != parent:
+                    return
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        try:
+            result = run_task(task, report)
+        except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
+            from .worker import BadRowError
+
+            # The run stops dispatching after these: every other shard would hit them too,
+            # or the job asked to stop at the first bad row.
+            fatal = isinstance(exc, BadRowError) or (
+                isinstance(exc, OSError) and exc.errno in _FATAL_ERRNOS
+            )
+            detail = "" if isinstance(exc, (BadRowError, OSError)) else traceback.format_exc()
+            try:
+                conn.send(("failed", {"error": _describe(exc), "detail": detail, "fatal": fatal}))
+            except (OSError, ValueError):
+                return
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                return
+            continue
+        try:
+            conn.send(("done", result))
+        except (OSError, ValueError):
+            return
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        return f"{exc.strerror}: {exc.filename}"
+    text = str(exc) or type(exc).__name__
+    return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"
+
+
+@dataclass
+class _Worker:
+    process: Any
+    conn: mpc.Connection
+    task: Any = None
+
+
+@dataclass
+class LocalExecutor:
+    """Run tasks on ``workers`` forked processes; iterate :meth:`events` to drive them."""
+
+    workers: int
+    _pending: deque = field(default_factory=deque)
+    _pool: list[_Worker] = field(default_factory=list)
+    _started: int = 0
+
+    def __enter__(self) -> LocalExecutor:
+        gc.collect()
+        gc.freeze()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+        gc.unfreeze()
+
+    def submit(self, task: Any, first: bool = False) -> None:
+        if first:
+            self._pending.appendleft(task)
+        else:
+            self._pending.append(task)
+
+    def cancel_pending(self) -> list[Any]:
+        dropped = list(self._pending)
+        self._pending.clear()
+        return dropped
+
+    def _spawn(self) -> _Worker:
+        parent_end, child_end = FORK.Pipe(duplex=True)
+        self._started += 1
+        process = FORK.Process(
+            target=_worker_main,
+            args=(child_end, [w.conn for w in self._pool], os.getpid()),
+            name=f"batchtok-worker-{self._started}",
+            daemon=True,
+        )
+        process.start()
+        child_end.close()
+        worker = _Worker(process, parent_end)
+        self._pool.append(worker)
+        return worker
+
+    def _dispatch(self) -> None:
+        while self._pending:
+            idle = next((w for w in self._pool if w.task is None), None)
+            if idle is None:
+                if len(self._pool) >= self.workers:
+                    return
+                idle = self._spawn()
+            task = self._pending.popleft()
+            idle.task = task
+            try:
+                idle.conn.send(task)
+            except (OSError, ValueError):
+                idle.task = None
+                self._pending.appendleft(task)
+                self._retire(idle)
+
+    def _retire(self, worker: _Worker) -> None:
+        if worker in self._pool:
+            self._pool.remove(worker)
+        worker.conn.close()
+        worker.process.join(timeout=5)
+
+    def events(self, tick: float = 0.25) -> Iterator[Event | None]:
+        """Dispatch and yield events until nothing is pending or running; ``None`` every
+        ``tick`` seconds without news (to redraw progress)."""
+        while True:
+            self._dispatch()
+            running = [w for w in self._pool if w.task is not None]
+            if not running and not self._pending:
+                return
+            waitables: dict[Any, _Worker] = {}
+            for w in running:
+                waitables[w.conn] = w
+                waitables[w.process.sentinel] = w
+            ready = mpc.wait(list(waitables), timeout=tick)
+            if not ready:
+                yield None
+                continue
+            handled: set[int] = set()
+            for obj in ready:
+                worker = waitables[obj]
+                if id(worker) in handled or worker.task is None:
+                    continue
+                yield from self._read(worker, handled)
+
+    def _read(self, worker: _Worker, handled: set[int]) -> Iterator[Event]:
+        # Drain everything the worker sent before looking at whether it died.
+        while worker.task is not None:
+            try:
+                if not worker.conn.poll():
+                    if worker.process.is_alive():
+                        return
+                    raise EOFError
+                kind, payload = worker.conn.recv()
+            except (EOFError, OSError):
+                handled.add(id(worker))
+                yield self._died(worker)
+                return
+            if kind == "progress":
+                yield Event("progress", worker.task, payload)
+                continue
+            task, worker.task = worker.task, None
+            if kind == "failed":
+                payload = {**payload, "died": False, "pid": worker.process.pid}
+            yield Event(kind, task, payload)
+
+    def _died(self, worker: _Worker) -> Event:
+        task, worker.task = worker.task, None
+        worker.process.join(timeout=5)
+        code = worker.process.exitcode
+        if code is not None and code < 0:
+            try:
+                how = f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"killed by signal {-code}"
+        else:
+            how = f"exited with status {code}"
+        pid = worker.process.pid
+        self._retire(worker)
+        return Event(
+            "failed",
+            task,
+            {
+                "error": f"worker process {pid} {how} while running {task.label}",
+                "detail": "",
+                "died": True,
+                "pid": pid,
+                "fatal": False,
+            },
+        )
+
+    def shutdown(self) -> None:
+        for w in self._pool:
+            try:
+                w.conn.send(None)
+            except (OSError, ValueError):
+                pass
+        for w in self._pool:
+            if w.task is not None and w.process.is_alive():
+                w.process.terminate()
+        for w in self._pool:
+            w.process.join(timeout=10)
+            if w.process.is_alive():
+                os.kill(w.process.pid, signal.SIGKILL)
+                w.process.join(timeout=5)
+            w.conn.close()
+        self._pool.clear()

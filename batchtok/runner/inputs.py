@@ -1,0 +1,300 @@
+"""Finding the input files and reading what planning needs from their Parquet footers.
+
+Only footers are read here (schemas, row-group sizes): cheap whatever the file size. Every
+problem (a path that matches nothing, an unreadable file, a missing or non-text column) is
+collected and reported at once, naming the job key, before any work starts.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .job import Job, JobError, Problem
+
+STATE_DIR = ".batchtok"
+MAX_LISTED = 20  # problems listed per key before "... and N more"
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    rows: int
+    text_bytes: int  # uncompressed size of the text column chunk (a deterministic estimate)
+    total_bytes: int  # uncompressed size of the whole row group
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input Parquet file and what its footer says."""
+
+    path: str  # absolute
+    rel: str  # its place in the output directory (posix separators)
+    size: int
+    mtime_ns: int
+    inode: int
+    row_groups: tuple[RowGroup, ...]
+    schema: pa.Schema
+    keep: tuple[str, ...]  # input columns copied to the output, in file order
+    text_leaf: int  # Parquet leaf-column index of the text column
+    keep_leaves: tuple[int, ...]  # leaf indices of kept columns other than the text column
+
+    @property
+    def rows(self) -> int:
+        return sum(rg.rows for rg in self.row_groups)
+
+    @property
+    def text_bytes(self) -> int:
+        return sum(rg.text_bytes for rg in self.row_groups)
+
+    def stat_key(self) -> dict[str, int]:
+        return {"size": self.size, "mtime_ns": self.mtime_ns, "inode": self.inode}
+
+
+def _is_glob(pattern: str) -> bool:
+    return glob.has_magic(pattern)
+
+
+def _glob_base(pattern: str) -> str:
+    """The directory part of a glob before its first wildcard."""
+    parts = Path(pattern).parts
+    base: list[str] = []
+    for part in parts:
+        if glob.has_magic(part):
+            break
+        base.append(part)
+    return str(Path(*base)) if base else os.sep
+
+
+def _hidden(rel: str) -> bool:
+    return any(part.startswith((".", "_")) for part in Path(rel).parts)
+
+
+def _inside(path: str, directory: str) -> bool:
+    real, root = os.path.realpath(path), os.path.realpath(directory)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
+    """(absolute path, output-relative name) of every input file, sorted by name, and warnings.
+
+    Directories give every ``*.parquet`` below them (names starting with ``.`` or ``_`` are
+    skipped, as pyarrow datasets do); globs give their matches, named relative to the glob's
+    directory part; a file is named by its file name. Files inside the output directory are
+    never inputs, so an output directory inside an input tree is safe.
+    """
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    found: dict[str, tuple[str, int]] = {}  # rel -> (path, index of the pattern)
+    seen_real: set[str] = set()
+    out_dir = str(job.output_dir)
+    for i, pattern in enumerate(job.inputs):
+        key = f"input.paths[{i}]"
+        root = _glob_base(pattern) if _is_glob(pattern) else pattern
+        if os.path.isdir(root) and _inside(root, out_dir):
+            problems.append(
+                job.problem(
+                    "output.dir",
+                    f"{out_dir} holds the input directory {root}; outputs would mix with (or "
+                    "overwrite) inputs: choose an output directory outside it",
+                )
+            )
+            continue
+        if _is_glob(pattern):
+            base = _glob_base(pattern)
+            matches = [
+                (m, os.path.relpath(m, base))
+                for m in glob.glob(pattern, recursive=True)
+                if os.path.isfile(m)
+            ]
+            if not matches:
+                warnings.append(f"{key}: {pattern} matches no file")
+        elif os.path.isdir(pattern):
+            matches = []
+            for root, dirs, files in os.walk(pattern):
+                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+                for name in files:
+                    if name.endswith(".parquet") and not name.startswith((".", "_")):
+                        full = os.path.join(root, name)
+                        matches.append((full, os.path.relpath(full, pattern)))
+            if not matches:
+                warnings.append(f"{key}: directory {pattern} holds no *.parquet file")
+        elif os.path.isfile(pattern):
+            matches = [(pattern, os.path.basename(pattern))]
+        else:
+            problems.append(job.problem("input.paths", f"no such file or directory: {pattern}"))
+            continue
+        for path, rel in sorted(matches, key=lambda m: m[1]):
+            if _inside(path, out_dir):
+                if not _is_glob(pattern) and os.path.isfile(pattern):
+                    problems.append(
+                        job.problem("input.paths", f"{path} is inside output.dir ({out_dir})")
+                    )
+                continue
+            if _is_glob(pattern) and _hidden(rel):
+                continue
+            real = os.path.realpath(path)
+            if real in seen_real:
+                continue
+            seen_real.add(real)
+            rel = Path(rel).as_posix()
+            if rel in found:
+                other, j = found[rel]
+                problems.append(
+                    job.problem(
+                        "input.paths",
+                        f"{path} (from [{i}]) and {other} (from [{j}]) would both be written "
+                        f"to {rel} in output.dir; give them distinct names or one directory",
+                    )
+                )
+                continue
+            found[rel] = (os.path.abspath(path), i)
+    if not problems and not found:
+        problems.append(job.problem("input.paths", "no input file found"))
+    if problems:
+        raise JobError(problems, str(job.file or ""))
+    return sorted(((p, rel) for rel, (p, _) in found.items()), key=lambda x: x[1]), warnings
+
+
+def _leaf_count(t: pa.DataType) -> int:
+    if pa.types.is_struct(t):
+        return sum(_leaf_count(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _leaf_count(t.key_type) + _leaf_count(t.item_type)
+    if (
+        pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_fixed_size_list(t)
+        or (hasattr(pa.types, "is_list_view") and pa.types.is_list_view(t))
+        or (hasattr(pa.types, "is_large_list_view") and pa.types.is_large_list_view(t))
+    ):
+        return _leaf_count(t.value_type)
+    return 1
+
+
+def is_text_type(t: pa.DataType) -> bool:
+    return (
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or (hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t))
+    )
+
+
+def read_input(path: str, rel: str, job: Job, problems: list[Problem]) -> InputFile | None:
+    """Footer facts of one input, or None with the problems appended."""
+    try:
+        st = os.stat(path)
+        pf = pq.ParquetFile(path)
+        meta = pf.metadata
+        schema = pf.schema_arrow
+    except (OSError, pa.ArrowException) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        problems.append(job.problem("input.paths", f"cannot read {path} as Parquet: {reason}"))
+        return None
+    names = schema.names
+    text = job.text_column
+    if text not in names:
+        problems.append(
+            job.problem(
+                "input.text_column",
+                f'column "{text}" is missing from {path} (columns: {", ".join(names)})',
+            )
+        )
+        return None
+    text_type = schema.field(text).type
+    if not is_text_type(text_type):
+        problems.append(
+            job.problem(
+                "input.text_column",
+                f'column "{text}" of {path} holds {text_type}, expected strings '
+                "(string or large_string)",
+            )
+        )
+        return None
+    if job.keep_columns is None:
+        keep = tuple(names)
+    else:
+        missing = [c for c in job.keep_columns if c not in names]
+        if missing:
+            problems.append(
+                job.problem(
+                    "output.keep_columns",
+                    f"{', '.join(missing)} missing from {path} (columns: {', '.join(names)})",
+                )
+            )
+            return None
+        wanted = set(job.keep_columns)
+        keep = tuple(n for n in names if n in wanted)
+    for key, column in (
+        ("output.ids_column", job.ids_column),
+        ("output.count_column", job.count_column),
+    ):
+        if column in keep:
+            problems.append(
+                job.problem(
+                    key,
+                    f'"{column}" is also a column of {path} kept in the output; choose another '
+                    "name or leave that column out with output.keep_columns",
+                )
+            )
+            return None
+    # Parquet numbers leaf columns depth-first over the schema; map each field to its leaves.
+    leaves: dict[str, range] = {}
+    at = 0
+    for f in schema:
+        n = _leaf_count(f.type)
+        leaves[f.name] = range(at, at + n)
+        at += n
+    if at != meta.num_columns:  # an unusual file: hash every other leaf (never stale)
+        keep_leaves = tuple(i for i in range(meta.num_columns) if i != leaves[text][0])
+        text_leaf = next(i for i in range(meta.num_columns) if meta.schema.column(i).path == text)
+    else:
+        text_leaf = leaves[text][0]
+        keep_leaves = tuple(i for c in keep if c != text for i in leaves[c])
+    row_groups = tuple(
+        RowGroup(
+            rows=meta.row_group(i).num_rows,
+            text_bytes=meta.row_group(i).column(text_leaf).total_uncompressed_size,
+            total_bytes=meta.row_group(i).total_byte_size,
+        )
+        for i in range(meta.num_row_groups)
+    )
+    return InputFile(
+        path=path,
+        rel=rel,
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+        inode=st.st_ino,
+        row_groups=row_groups,
+        schema=schema,
+        keep=keep,
+        text_leaf=text_leaf,
+        keep_leaves=keep_leaves,
+    )
+
+
+def resolve_inputs(job: Job) -> tuple[list[InputFile], list[str]]:
+    """Every input file with its footer facts; :class:`JobError` if any is unusable."""
+    pairs, warnings = expand_inputs(job)
+    problems: list[Problem] = []
+    files = []
+    out_dir = os.path.realpath(job.output_dir)
+    for path, rel in pairs:
+        if os.path.realpath(os.path.join(out_dir, rel)) == os.path.realpath(path):
+            problems.append(
+                job.problem("output.dir", f"the output for {path} would overwrite the input")
+            )
+            continue
+        info = read_input(path, rel, job, problems)
+        if info is not None:
+            files.append(info)
+    if problems:
+        listed = problems[:MAX_LISTED]
+        if len(problems) > MAX_LISTED:
+            listed.append(Problem("...", f"and {len(problems) - MAX_LISTED} more problems"))
+        raise JobError(listed, str(job.file or ""))
+    return files, warnings

@@ -1,0 +1,566 @@
+"""Job files: TOML read with :mod:`tomllib`, shared pieces included, validated whole.
+
+A job file::
+
+    include = ["../configs/defaults.toml"]     # optional; later files and the job win
+
+    [input]
+    paths = ["../data/*.parquet"]              # files, directories (every *.parquet below), globs
+    text_column = "text"
+
+    [tokenizer]
+    path = "../configs/tokenizers/gpt2/tokenizer.json"
+
+    [encode]
+    add_special_tokens = true
+    special_tokens_in_text = "special"         # or "text"
+    max_length = 0                             # 0: no truncation
+
+    [output]
+    dir = "../out/example"
+    ...
+
+Every key, its default and what it accepts is in :data:`SETTINGS` (``batchtok run --help`` and
+the README print the same table). Relative paths are resolved against the directory of the file
+that sets them (a job run from cron works from any working directory); paths given on the
+command line are resolved against the working directory.
+
+Validation reads the whole file (and its includes) and reports every problem at once, each as
+``key: what was expected (got ...)`` with the file that set the key. Checks that need the inputs
+or the tokenizer (a missing column, a vocabulary too large for ``uint16``) run later, but still
+before any work, and name their key the same way.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REQUIRED = object()
+COMMAND_LINE = "command line"
+
+
+class Invalid(ValueError):
+    """A value does not fit its key; the message says what was expected."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    key: str
+    message: str
+    source: str = ""
+
+    def __str__(self) -> str:
+        where = f" (set in {self.source})" if self.source else ""
+        return f"{self.key}{where}: {self.message}"
+
+
+class JobError(Exception):
+    """A job that cannot run: every problem found, each naming its key."""
+
+    def __init__(self, problems: Iterable[Problem], job: str = "") -> None:
+        self.problems = list(problems)
+        self.job = job
+        head = f"{job} is invalid:" if job else "the job is invalid:"
+        super().__init__("\n  ".join([head, *map(str, self.problems)]))
+
+
+# -- value checks: each returns the normalized value or raises Invalid -----------------------
+
+
+def _shown(value: Any) -> str:
+    text = repr(value) if not isinstance(value, bool) else str(value).lower()
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise Invalid(f"expected a non-empty string (got {_shown(value)})")
+    return value
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise Invalid(f"expected true or false (got {_shown(value)})")
+    return value
+
+
+def _choice(*allowed: str) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if value not in allowed:
+            listed = ", ".join(f'"{a}"' for a in allowed)
+            raise Invalid(f"expected one of {listed} (got {_shown(value)})")
+        return value
+
+    return check
+
+
+def _integer(minimum: int, what: str = "") -> Callable[[Any], int]:
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise Invalid(f"expected {what or f'an integer >= {minimum}'} (got {_shown(value)})")
+        return value
+
+    return check
+
+
+def _positive_number(value: Any) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise Invalid(f"expected a number > 0 (got {_shown(value)})")
+    return float(value)
+
+
+def _string_list(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise Invalid(f'expected a list of strings, e.g. ["{value}"] (got a string)')
+    if not isinstance(value, list) or not value:
+        raise Invalid(f"expected a non-empty list of strings (got {_shown(value)})")
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item:
+            raise Invalid(f"item [{i}]: expected a non-empty string (got {_shown(item)})")
+    return tuple(value)
+
+
+def _workers(value: Any) -> int:
+    if value == "auto":
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise Invalid(f'expected "auto" or an integer >= 1 (got {_shown(value)})')
+    return value
+
+
+def _keep_columns(value: Any) -> tuple[str, ...] | None:
+    if value == "all":
+        return None
+    if isinstance(value, list) and not value:
+        return ()
+    if not isinstance(value, list):
+        raise Invalid(f'expected "all" or a list of column names (got {_shown(value)})')
+    names = _string_list(value)
+    if len(set(names)) != len(names):
+        raise Invalid(f"column names must be unique (got {_shown(value)})")
+    return names
+
+
+def _column_name(value: Any) -> str:
+    return _string(value)
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str):
+        raise Invalid(f"expected a string (got {_shown(value)})")
+    return value
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    default: Any
+    check: Callable[[Any], Any]
+    help: str
+    path: bool = False  # resolved against the directory of the file that sets it
+
+    @property
+    def shown_default(self) -> str:
+        if self.default is REQUIRED:
+            return "required"
+        if isinstance(self.default, str):
+            return f'"{self.default}"'
+        return _shown(self.default)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("name", "", _name, "Job name for logs and the summary (default: the file's name)."),
+    Setting(
+        "input.paths",
+        REQUIRED,
+        _string_list,
+        "Parquet inputs: files, directories (every *.parquet below, hidden and _-prefixed "
+        "entries skipped) or globs (** for any depth).",
+        path=True,
+    ),
+    Setting("input.text_column", "text", _column_name, "The string column to tokenize."),
+    Setting("tokenizer.path", REQUIRED, _string, "A tokenizer.json file.", path=True),
+    Setting(
+        "encode.add_special_tokens",
+        True,
+        _boolean,
+        "Add the post-processor's special tokens (BOS/EOS...) around each text.",
+    ),
+    Setting(
+        "encode.special_tokens_in_text",
+        "special",
+        _choice("special", "text"),
+        'What special-token strings inside a text become: "special" (their id, as tokenizers '
+        'does by default) or "text" (encoded as ordinary text).',
+    ),
+    Setting(
+        "encode.max_length",
+        0,
+        _integer(0, "an integer >= 0 (0: no truncation)"),
+        "Truncate each text's ids to this many, special tokens included, keeping the start "
+        "(tokenizers' truncation, direction right); 0: no truncation.",
+    ),
+    Setting("output.dir", REQUIRED, _string, "Output directory.", path=True),
+    Setting("output.ids_column", "input_ids", _column_name, "Name of the token-id column."),
+    Setting("output.count_column", "num_tokens", _column_name, "Name of the token-count column."),
+    Setting(
+        "output.dtype",
+        "int32",
+        _choice("int32", "uint16", "uint32"),
+        "Type of the ids (a list of it); uint16 and uint32 only where every id fits.",
+    ),
+    Setting(
+        "output.compression",
+        "zstd",
+        _choice("zstd", "snappy", "gzip", "brotli", "lz4", "none"),
+        "Parquet compression of the output.",
+    ),
+    Setting(
+        "output.keep_columns",
+        "all",
+        _keep_columns,
+        'Input columns copied to the output: "all", or a list of names ([] for none).',
+    ),
+    Setting(
+        "output.row_group_mb",
+        64.0,
+        _positive_number,
+        "Input row groups holding more text than this (MB) are split into several output row "
+        "groups; bounds a worker's memory.",
+    ),
+    Setting(
+        "run.workers",
+        "auto",
+        _workers,
+        'Worker processes: "auto" (all cores available to this process) or a count.',
+    ),
+    Setting(
+        "run.bad_rows",
+        "null_ids",
+        _choice("null_ids", "empty_ids", "skip", "fail"),
+        "A row whose text is null (or cannot be encoded): write null ids, write empty ids, "
+        "leave the row out, or fail the run. Counted and logged with file and row either way.",
+    ),
+    Setting(
+        "run.shard_mb",
+        32.0,
+        _positive_number,
+        "Target text per shard (MB, whole row groups): a crash loses at most one shard of work "
+        "per worker.",
+    ),
+    Setting(
+        "run.batch_mb",
+        8.0,
+        _positive_number,
+        "Text read and encoded at a time by a worker (MB); bounds memory, not the output.",
+    ),
+)
+
+BY_KEY = {s.key: s for s in SETTINGS}
+SECTIONS = sorted({s.key.split(".")[0] for s in SETTINGS if "." in s.key})
+TOP_LEVEL = sorted({s.key for s in SETTINGS if "." not in s.key} | {"include"})
+
+
+def settings_table() -> str:
+    """Every key with its default, one a line (for --help and docs)."""
+    width = max(len(s.key) for s in SETTINGS)
+    return "\n".join(f"{s.key:<{width}}  {s.shown_default:<10}  {s.help}" for s in SETTINGS)
+
+
+# -- the job -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Job:
+    """A validated job. Paths are absolute; ``sources`` says where each key was set."""
+
+    file: Path | None
+    name: str
+    inputs: tuple[str, ...]
+    text_column: str
+    tokenizer_path: Path
+    add_special_tokens: bool
+    special_tokens_in_text: str
+    max_length: int
+    output_dir: Path
+    ids_column: str
+    count_column: str
+    dtype: str
+    compression: str
+    keep_columns: tuple[str, ...] | None
+    row_group_mb: float
+    workers: int
+    bad_rows: str
+    shard_mb: float
+    batch_mb: float
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def problem(self, key: str, message: str) -> Problem:
+        return Problem(key, message, self.sources.get(key, ""))
+
+    def encode_options(self) -> dict[str, Any]:
+        """The options that decide the ids (part of every shard's cache key)."""
+        return {
+            "add_special_tokens": self.add_special_tokens,
+            "special_tokens_in_text": self.special_tokens_in_text,
+            "max_length": self.max_length,
+        }
+
+    def output_format(self) -> dict[str, Any]:
+        """The options that decide the output file's bytes besides the ids."""
+        return {
+            "ids_column": self.ids_column,
+            "count_column": self.count_column,
+            "dtype": self.dtype,
+            "compression": self.compression,
+            "bad_rows": self.bad_rows,
+            "row_group_mb": self.row_group_mb,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """Every setting, as JSON-friendly values (for the run summary)."""
+        return {
+            "name": self.name,
+            "file": str(self.file) if self.file else None,
+            "inputs": list(self.inputs),
+            "text_column": self.text_column,
+            "tokenizer": str(self.tokenizer_path),
+            "encode": self.encode_options(),
+            "output": {
+                "dir": str(self.output_dir),
+                **self.output_format(),
+                "keep_columns": "all" if self.keep_columns is None else list(self.keep_columns),
+            },
+            "run": {
+                "workers": self.workers or "auto",
+                "shard_mb": self.shard_mb,
+                "batch_mb": self.batch_mb,
+            },
+        }
+
+
+# -- reading files -------------------------------------------------------------------------
+
+
+@dataclass
+class _Value:
+    value: Any
+    source: str  # file that set it, or COMMAND_LINE
+    base: Path  # directory relative paths are resolved against
+
+
+def _flatten(
+    data: dict, source: str, base: Path, out: dict[str, _Value], problems: list[Problem]
+) -> None:
+    for top, value in data.items():
+        if top == "include":
+            continue
+        if top in TOP_LEVEL:
+            out[top] = _Value(value, source, base)
+            continue
+        if top not in SECTIONS:
+            hint = _suggest(top, SECTIONS + TOP_LEVEL)
+            problems.append(
+                Problem(
+                    top,
+                    f"unknown key or section{hint}; expected sections "
+                    + ", ".join(f"[{s}]" for s in SECTIONS),
+                    source,
+                )
+            )
+            continue
+        if not isinstance(value, dict):
+            problems.append(Problem(top, f"expected a table [{top}] (got {_shown(value)})", source))
+            continue
+        for key, inner in value.items():
+            dotted = f"{top}.{key}"
+            if dotted not in BY_KEY:
+                known = [s.key.split(".", 1)[1] for s in SETTINGS if s.key.startswith(top + ".")]
+                problems.append(
+                    Problem(
+                        dotted,
+                        f"unknown key{_suggest(key, known, top + '.')}; [{top}] accepts "
+                        + ", ".join(known),
+                        source,
+                    )
+                )
+                continue
+            out[dotted] = _Value(inner, source, base)
+
+
+def _suggest(word: str, choices: list[str], prefix: str = "") -> str:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f" (did you mean {prefix}{close[0]}?)" if close else ""
+
+
+def _read_toml(path: Path, shown: str, problems: list[Problem], key: str, source: str) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        problems.append(Problem(key, f"file not found: {shown}", source))
+    except tomllib.TOMLDecodeError as exc:
+        problems.append(Problem(key, f"{shown} is not valid TOML: {exc}", source))
+    except OSError as exc:
+        problems.append(Problem(key, f"cannot read {shown}: {exc.strerror or exc}", source))
+    return {}
+
+
+def _load_file(
+    path: Path,
+    out: dict[str, _Value],
+    problems: list[Problem],
+    stack: tuple[Path, ...],
+    key: str,
+    source: str,
+) -> None:
+    shown = _display(path)
+    data = _read_toml(path, shown, problems, key, source)
+    includes = data.get("include", [])
+    if isinstance(includes, str):
+        includes = [includes]
+    if not isinstance(includes, list) or not all(isinstance(i, str) and i for i in includes):
+        problems.append(
+            Problem("include", f"expected a list of file paths (got {_shown(includes)})", shown)
+        )
+        includes = []
+    for entry in includes:
+        target = (path.parent / entry).resolve()
+        if target in stack:
+            chain = " -> ".join(_display(p) for p in (*stack, target))
+            problems.append(Problem("include", f"includes itself: {chain}", shown))
+            continue
+        _load_file(target, out, problems, (*stack, target), "include", shown)
+    _flatten(data, shown, path.parent, out, problems)
+
+
+def _display(path: Path) -> str:
+    """The path as the user likely typed it: relative to the working directory if below it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def parse_override(assignment: str) -> tuple[str, Any]:
+    """``"output.dtype=uint16"`` -> ``("output.dtype", "uint16")``; the value is read as TOML
+    (``512``, ``true``, ``["a", "b"]``) and taken as a plain string when it is not TOML."""
+    key, sep, raw = assignment.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise JobError([Problem(key or assignment, "expected KEY=VALUE", COMMAND_LINE)])
+    raw = raw.strip()
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key, value
+
+
+def load_job(
+    path: str | os.PathLike[str] | None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Job:
+    """Read, merge and validate a job file; ``overrides`` (dotted keys, from the command line)
+    win over the file. Raises :class:`JobError` listing every problem."""
+    values: dict[str, _Value] = {}
+    problems: list[Problem] = []
+    job_file = Path(path).resolve() if path is not None else None
+    shown = _display(job_file) if job_file else COMMAND_LINE
+    if job_file is not None:
+        if job_file.is_dir():
+            raise JobError([Problem("job", f"{shown} is a directory, expected a .toml file")])
+        _load_file(job_file, values, problems, (job_file,), "job", "")
+    base = Path(cwd).resolve() if cwd is not None else Path.cwd()
+    for key, value in (overrides or {}).items():
+        if key not in BY_KEY:
+            hint = _suggest(key, list(BY_KEY))
+            problems.append(Problem(key, f"unknown key{hint}", COMMAND_LINE))
+            continue
+        values[key] = _Value(value, COMMAND_LINE, base)
+
+    resolved: dict[str, Any] = {}
+    for setting in SETTINGS:
+        entry = values.get(setting.key)
+        if entry is None:
+            if setting.default is REQUIRED:
+                problems.append(Problem(setting.key, "required key is missing", shown))
+                continue
+            resolved[setting.key] = setting.check(setting.default)
+            continue
+        try:
+            value = setting.check(entry.value)
+        except Invalid as exc:
+            problems.append(Problem(setting.key, str(exc), entry.source))
+            continue
+        if setting.path:
+            value = _resolve_paths(value, entry.base)
+        resolved[setting.key] = value
+    sources = {k: v.source for k, v in values.items()}
+    if not problems:
+        problems += _cross_checks(resolved, sources)
+    if problems:
+        raise JobError(problems, shown)
+    name = resolved["name"] or (job_file.stem if job_file else "job")
+    return Job(
+        file=job_file,
+        name=name,
+        inputs=resolved["input.paths"],
+        text_column=resolved["input.text_column"],
+        tokenizer_path=Path(resolved["tokenizer.path"]),
+        add_special_tokens=resolved["encode.add_special_tokens"],
+        special_tokens_in_text=resolved["encode.special_tokens_in_text"],
+        max_length=resolved["encode.max_length"],
+        output_dir=Path(resolved["output.dir"]),
+        ids_column=resolved["output.ids_column"],
+        count_column=resolved["output.count_column"],
+        dtype=resolved["output.dtype"],
+        compression=resolved["output.compression"],
+        keep_columns=resolved["output.keep_columns"],
+        row_group_mb=resolved["output.row_group_mb"],
+        workers=resolved["run.workers"],
+        bad_rows=resolved["run.bad_rows"],
+        shard_mb=resolved["run.shard_mb"],
+        batch_mb=resolved["run.batch_mb"],
+        sources=sources,
+    )
+
+
+def _resolve_paths(value: Any, base: Path) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_resolve_one(v, base) for v in value)
+    return _resolve_one(value, base)
+
+
+def _resolve_one(value: str, base: Path) -> str:
+    expanded = os.path.expanduser(value)
+    return os.path.normpath(os.path.join(base, expanded))
+
+
+def _cross_checks(resolved: dict[str, Any], sources: dict[str, str]) -> list[Problem]:
+    problems = []
+    ids, count = resolved["output.ids_column"], resolved["output.count_column"]
+    if ids == count:
+        problems.append(
+            Problem(
+                "output.count_column",
+                f'must differ from output.ids_column (both are "{ids}")',
+                sources.get("output.count_column", ""),
+            )
+        )
+    return problems

@@ -1,0 +1,224 @@
+"""Output Parquet files: schema, token-id arrays, metadata, and atomic writes.
+
+**One output file per input file**, at the input's relative path under ``output.dir``: the
+output mirrors the input layout (row *i* of ``out/a/b.parquet`` is row *i* of ``a/b.parquet``
+unless ``bad_rows = "skip"`` left rows out), which is what downstream readers and ``ls``
+expect, and it does not change when the shard size does. A file planned as one shard is
+written directly by its worker; a file cut into several shards has each shard written as a
+*part* under ``OUT/.batchtok/parts/<key>.parquet``, and the parts are joined into the output
+once all are complete. Each shard starts a new row group, so an output's shards can be copied
+out of it again: a re-run where one shard of a big file changed recomputes that shard only and
+copies the others from the existing output.
+
+**Nothing partial is ever visible.** Every file (output, part, record) is written under
+``OUT/.batchtok/tmp/``, flushed and fsynced, then renamed into place (same file system, so the
+rename is atomic), and the directory is fsynced. A killed worker leaves at most a temporary
+file, which the next run (holding the lock) deletes. Readers of ``OUT`` see complete files
+only; ``.batchtok`` and ``_batchtok_summary.json`` are skipped by pyarrow datasets, Spark and
+Hive (names starting with ``.`` or ``_``).
+
+Each file's key-value metadata, under the key ``batchtok``, holds a JSON document: engine
+version, tokenizer sha256 and xxh3-128, encode options, output format, the input file's
+name and content hash, and its shards' cache keys.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import inspect
+import json
+import os
+from array import array
+from collections.abc import Iterator, Sequence
+from itertools import accumulate
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+METADATA_KEY = b"batchtok"
+ARROW_TYPES = {"int32": pa.int32(), "uint16": pa.uint16(), "uint32": pa.uint32()}
+TYPECODES = {"int32": "i", "uint16": "H", "uint32": "I"}
+for _code, _size in (("i", 4), ("H", 2), ("I", 4)):
+    assert array(_code).itemsize == _size, f"array typecode {_code} is not {_size} bytes here"
+
+# Page checksums let a full read detect corruption (pyarrow >= 15).
+_CHECKSUMS = "write_page_checksum" in inspect.signature(pq.ParquetWriter.__init__).parameters
+
+
+class DiskFullError(OSError):
+    """No space left while writing an output; the message says where."""
+
+
+def output_schema(
+    input_schema: pa.Schema, keep: Sequence[str], ids_column: str, count_column: str, dtype: str
+) -> pa.Schema:
+    fields = [input_schema.field(name) for name in keep]
+    fields.append(pa.field(ids_column, pa.list_(ARROW_TYPES[dtype])))
+    fields.append(pa.field(count_column, pa.int32()))
+    return pa.schema(fields)
+
+
+def ids_arrays(id_lists: Sequence[list[int] | None], dtype: str) -> tuple[pa.Array, pa.Array]:
+    """(list<dtype> array of ids, int32 token counts); None entries become nulls in both.
+
+    Built from flat buffers (one C-level pass over the ids), not a Python loop per token.
+    """
+    lengths = [0 if ids is None else len(ids) for ids in id_lists]
+    n = len(lengths)
+    offsets = array("i", accumulate(lengths, initial=0))
+    values = array(TYPECODES[dtype])
+    append = values.fromlist  # a C loop per list: ~3x faster than array(code, chain(...))
+    for ids in id_lists:
+        if ids:
+            append(ids if type(ids) is list else list(ids))
+    value_type = ARROW_TYPES[dtype]
+    values_arr = pa.Array.from_buffers(value_type, len(values), [None, pa.py_buffer(values)])
+    offsets_arr = pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(offsets)])
+    nulls = [ids is None for ids in id_lists]
+    mask = pa.array(nulls, pa.bool_()) if any(nulls) else None
+    list_arr = pa.ListArray.from_arrays(offsets_arr, values_arr, mask=mask)
+    counts = pa.array(lengths, pa.int32(), mask=mask)
+    return list_arr, counts
+
+
+def metadata_bytes(doc: dict[str, Any]) -> bytes:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+
+
+def read_metadata(path: str | os.PathLike[str]) -> tuple[dict[str, Any], pq.FileMetaData]:
+    """The ``batchtok`` metadata document and the footer of an output or part file.
+
+    Raises OSError/ArrowException for an unreadable file, ValueError for a file without it.
+    """
+    footer = pq.read_metadata(path)
+    kv = footer.metadata or {}
+    raw = kv.get(METADATA_KEY)
+    if raw is None:
+        raise ValueError("no batchtok metadata")
+    doc = json.loads(raw)
+    if not isinstance(doc, dict):
+        raise ValueError("batchtok metadata is not an object")
+    return doc, footer
+
+
+def full_read_ok(path: str | os.PathLike[str]) -> str | None:
+    """Read every page (checksums verified where written); None if fine, else why not."""
+    try:
+        pf = pq.ParquetFile(path, page_checksum_verification=_CHECKSUMS)
+        for i in range(pf.metadata.num_row_groups):
+            pf.read_row_group(i)
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+class AtomicParquet:
+    """A Parquet writer to a temporary file that is renamed to ``dest`` only on success.
+
+    On any failure the temporary file is deleted; ENOSPC becomes :class:`DiskFullError` naming
+    the destination.
+    """
+
+    def __init__(
+        self, dest: str, tmp_dir: str, schema: pa.Schema, compression: str, tag: str
+    ) -> None:
+        self.dest = dest
+        self.tmp = os.path.join(tmp_dir, f"{tag}.{os.getpid()}.parquet.tmp")
+        self.schema = schema
+        self.compression = None if compression == "none" else compression
+        self.writer: pq.ParquetWriter | None = None
+        self.rows = 0
+        self.row_groups = 0
+
+    def __enter__(self) -> AtomicParquet:
+        os.makedirs(os.path.dirname(self.tmp), exist_ok=True)
+        options = {"write_page_checksum": True} if _CHECKSUMS else {}
+        self.writer = pq.ParquetWriter(
+            self.tmp, self.schema, compression=self.compression, **options
+        )
+        return self
+
+    def write(self, table: pa.Table) -> None:
+        """Write ``table`` as exactly one row group (none if it is empty)."""
+        if table.num_rows == 0:
+            return
+        assert self.writer is not None
+        self.writer.write_table(table, row_group_size=table.num_rows)
+        self.rows += table.num_rows
+        self.row_groups += 1
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self.abort()
+            if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+                raise DiskFullError(
+                    errno.ENOSPC, f"no space left on device while writing {self.dest}"
+                ) from exc
+            return
+        try:
+            assert self.writer is not None
+            self.writer.close()
+            self.writer = None
+            with open(self.tmp, "rb+") as f:
+                os.fsync(f.fileno())
+            os.makedirs(os.path.dirname(self.dest), exist_ok=True)
+            os.replace(self.tmp, self.dest)
+            fsync_dir(os.path.dirname(self.dest))
+        except OSError as err:
+            self.abort()
+            if err.errno == errno.ENOSPC:
+                raise DiskFullError(
+                    errno.ENOSPC, f"no space left on device while writing {self.dest}"
+                ) from err
+            raise
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            with contextlib.suppress(Exception):
+                self.writer.close()
+            self.writer = None
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.tmp)
+
+
+def shard_row_groups(doc: dict[str, Any], footer: pq.FileMetaData) -> dict[str, tuple[int, int]]:
+    """cache key -> [first, end) output row groups of each shard in an output file."""
+    shards = doc.get("shards") or []
+    if len(shards) == 1:
+        return {shards[0]["key"]: (0, footer.num_row_groups)}
+    out: dict[str, tuple[int, int]] = {}
+    rg = 0
+    for shard in shards:
+        want = shard.get("rows_out")
+        if not isinstance(want, int):
+            return {}
+        start, rows = rg, 0
+        while rows < want and rg < footer.num_row_groups:
+            rows += footer.row_group(rg).num_rows
+            rg += 1
+        if rows != want:
+            return {}
+        out.setdefault(shard["key"], (start, rg))
+    return out if rg == footer.num_row_groups else {}
+
+
+def copy_row_groups(sink: AtomicParquet, source: str, first: int, end: int) -> Iterator[int]:
+    """Copy row groups [first, end) of ``source`` into ``sink`` one at a time; yields rows."""
+    pf = pq.ParquetFile(source)
+    for i in range(first, end):
+        table = pf.read_row_group(i)
+        if not table.schema.equals(sink.schema, check_metadata=False):
+            raise ValueError(f"{source}: schema differs from the output's")
+        sink.write(table.replace_schema_metadata(sink.schema.metadata))
+        yield table.num_rows

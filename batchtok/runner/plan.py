@@ -1,0 +1,217 @@
+"""Planning: cut each input file into shards, and find which shards are already complete.
+
+A **shard** is a range of whole row groups of one input file, holding about ``run.shard_mb``
+MB of text (by the footer's uncompressed size of the text column). Shards are cut file by
+file, in row-group order, greedily: a function of that file's footer and ``run.shard_mb``
+only. The same inputs give the same shards whatever the worker count, and a new input file
+does not move the shards of the others (their cache keys stay valid).
+
+A row group is never split across shards, so a single row group larger than ``run.shard_mb``
+makes a larger shard (``plan`` warns): rewrite such inputs with smaller row groups to bound
+the work a crash can lose.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from .cache import RowGroupHash, content_hash, fingerprint, hex128, shard_key, stat_of
+from .inputs import InputFile
+from .job import Job
+from .output import full_read_ok, read_metadata, shard_row_groups
+
+MB = 1_000_000
+MAX_BATCH_ROWS = 65_536
+
+
+@dataclass(frozen=True)
+class Shard:
+    rel: str
+    index: int
+    row_groups: tuple[int, int]  # [first, end)
+    first_row: int
+    rows: int
+    text_bytes: int  # footer estimate
+
+    @property
+    def id(self) -> str:
+        return f"{self.rel}#{self.index}"
+
+
+def make_shards(f: InputFile, shard_mb: float) -> list[Shard]:
+    """The shards of one file; a file without row groups is one empty shard."""
+    target = shard_mb * MB
+    shards: list[Shard] = []
+    start = first_row = rows = size = 0
+    for i, rg in enumerate(f.row_groups):
+        if i > start and size + rg.text_bytes > target:
+            shards.append(Shard(f.rel, len(shards), (start, i), first_row, rows, size))
+            start, first_row, rows, size = i, first_row + rows, 0, 0
+        rows += rg.rows
+        size += rg.text_bytes
+    shards.append(Shard(f.rel, len(shards), (start, len(f.row_groups)), first_row, rows, size))
+    return shards
+
+
+def output_splits(f: InputFile, shard: Shard, row_group_mb: float) -> tuple[int, ...]:
+    """Where the shard's output row groups end (rows from its start): one per input row group,
+    cut in equal parts when a row group holds more than ``row_group_mb`` of text."""
+    cap = row_group_mb * MB
+    ends: list[int] = []
+    at = 0
+    for rg in f.row_groups[shard.row_groups[0] : shard.row_groups[1]]:
+        if rg.rows == 0:
+            continue
+        pieces = min(rg.rows, max(1, math.ceil(rg.text_bytes / cap)))
+        step = math.ceil(rg.rows / pieces)
+        ends += [at + min(k, rg.rows) for k in range(step, rg.rows + step, step)]
+        at += rg.rows
+    return tuple(ends)
+
+
+def batch_rows(f: InputFile, shard: Shard, batch_mb: float) -> int:
+    """Rows read at a time so that a batch holds about ``batch_mb`` MB (all read columns)."""
+    groups = f.row_groups[shard.row_groups[0] : shard.row_groups[1]]
+    rows = sum(rg.rows for rg in groups)
+    size = sum(rg.total_bytes for rg in groups)
+    if not rows or not size:
+        return 1024
+    return max(1, min(MAX_BATCH_ROWS, int(batch_mb * MB * rows / size)))
+
+
+def keep_schema(f: InputFile) -> pa.Schema:
+    return pa.schema([f.schema.field(name) for name in f.keep])
+
+
+def hash_spec(job: Job, f: InputFile) -> dict[str, Any]:
+    """What the remembered row-group hashes of an input depend on besides its bytes."""
+    return {"text_column": job.text_column, "keep_leaves": list(f.keep_leaves)}
+
+
+# -- cache state --------------------------------------------------------------------------------
+
+
+@dataclass
+class FileState:
+    """One input file, its shards, and where each shard's output can come from."""
+
+    file: InputFile
+    shards: list[Shard]
+    output: Path
+    hashes: list[RowGroupHash] | None = None
+    keys: list[str] = field(default_factory=list)
+    fingerprint: str = ""
+    reusable: dict[str, tuple[int, int]] = field(default_factory=dict)  # key -> output rgs
+    parts: dict[str, Path] = field(default_factory=dict)  # key -> completed part file
+    complete: bool = False  # the output is complete under these keys: nothing to do
+    output_trusted: bool = False  # its stat matches the record (no need to re-verify)
+    joining: bool = False  # its parts are being joined
+    note: str = ""  # why an existing output is not used
+
+    @property
+    def resolved(self) -> bool:
+        return self.hashes is not None
+
+    def status(self, i: int) -> str:
+        """cached (in the output) / part (done, waiting to be joined) / to do / unknown."""
+        if not self.resolved:
+            return "unknown"
+        key = self.keys[i]
+        if self.complete or key in self.reusable:
+            return "cached"
+        if key in self.parts:
+            return "part"
+        return "to do"
+
+    def todo(self) -> list[int]:
+        return [i for i in range(len(self.shards)) if self.status(i) == "to do"]
+
+    def content_hash(self) -> str:
+        assert self.hashes is not None
+        return content_hash(self.hashes)
+
+
+def resolve(
+    state: FileState,
+    hashes: list[RowGroupHash],
+    fingerprint_json: str,
+    parts_dir: Path,
+    record: dict[str, Any],
+    verify: bool,
+) -> None:
+    """Compute the shards' keys and look for their outputs (existing output file, parts)."""
+    state.hashes = hashes
+    state.fingerprint = fingerprint_json
+    state.keys = [
+        shard_key(fingerprint_json, hashes[s.row_groups[0] : s.row_groups[1]]) for s in state.shards
+    ]
+    out = state.output
+    if out.exists():
+        try:
+            doc, footer = read_metadata(out)
+        except (OSError, pa.ArrowException, ValueError) as exc:
+            state.note = f"existing output {out} is unreadable ({exc}); it will be rewritten"
+        else:
+            old_keys = [s.get("key") for s in doc.get("shards") or []]
+            ranges = shard_row_groups(doc, footer)
+            remembered = record.get("output") or {}
+            trusted = (
+                not verify
+                and remembered.get("stat") == stat_of(out)
+                and remembered.get("keys") == old_keys
+            )
+            problem = None if trusted else full_read_ok(out)
+            if problem is not None:
+                state.note = f"existing output {out} is corrupt ({problem}); it will be rewritten"
+            elif not ranges:
+                state.note = f"existing output {out} has no usable shard index; rewriting it"
+            else:
+                state.output_trusted = True
+                state.complete = old_keys == state.keys
+                state.reusable = {k: r for k, r in ranges.items() if k in set(state.keys)}
+    if not state.complete and len(state.shards) > 1:
+        for key in state.keys:
+            if key in state.reusable:
+                continue
+            part = part_path(parts_dir, state.file.rel, key)
+            if part_ok(part, key, verify):
+                state.parts[key] = part
+
+
+def part_path(parts_dir: Path, rel: str, key: str) -> Path:
+    """Where a shard of a multi-shard file waits to be joined: named by the file and the key,
+    so two input files with identical content never share (and delete) each other's parts."""
+    return parts_dir / f"{hex128(rel.encode())[:16]}-{key}.parquet"
+
+
+def part_ok(part: Path, key: str, verify: bool) -> bool:
+    if not part.exists():
+        return False
+    try:
+        doc, _ = read_metadata(part)
+    except (OSError, pa.ArrowException, ValueError):
+        return False
+    if (doc.get("part") or {}).get("key") != key:
+        return False
+    return not verify or full_read_ok(part) is None
+
+
+def file_fingerprint(job: Job, f: InputFile, engine_version: str, tokenizer_xxh3: str) -> str:
+    return fingerprint(
+        engine_version=engine_version,
+        tokenizer_xxh3=tokenizer_xxh3,
+        text_column=job.text_column,
+        keep_schema=keep_schema(f),
+        encode_options=job.encode_options(),
+        output_format=job.output_format(),
+    )
+
+
+def output_path(job: Job, f: InputFile) -> Path:
+    return Path(os.path.join(job.output_dir, f.rel))

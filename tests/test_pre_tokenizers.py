@@ -1,0 +1,617 @@
+"""Pre-tokenizers against the oracle (tokenizers 0.23.3): Split (String and Regex patterns, all
+five behaviours, invert), Oniguruma-specific pattern syntax, ByteLevel, and Sequences.
+
+Tokenizers are synthetic: a byte-level BPE trained at test time by the oracle's own trainer, with
+its pre-tokenizer swapped. A Split is followed by ByteLevel(add_prefix_space=true) so that every
+piece boundary shows up as an extra "Ġ" in the ids (and removed text as missing ids); a second
+chain with ByteLevel(add_prefix_space=false) is the usual Llama-3 shape.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+
+import pytest
+import tokenizers
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from batchtok import Tokenizer, TokenizerFileError
+
+# ---------------------------------------------------------------------------------------------
+# Shared scaffolding (each oracle test module is self-contained on purpose).
+
+CORPUS = """\
+The quick brown fox jumps over the lazy dog; it's 7:45 pm and we'll leave at 8.
+Hello, world! hello WORLD Hello-World hello_world HELLO helloworld 'hello' "world".
+They've said she'd go, I'm sure you're right, and we'd've known. Don't, won't, can't.
+def tokenize(text: str) -> list[int]:
+    return [ord(c) for c in text if c.isalnum()]  # keep letters & digits
+for (i = 0; i < 10; ++i) { sum += a[i] * b[i]; } /* C-style */ x->y != z && w || v
+<html><body class="main">Visit https://example.com/path?q=1&r=2#frag now.</body></html>
+Prices: $12.50, €9,99, £7 — 100% off!!! 3.14159 2.71828 6.022e23 1,000,000 0x1F 0b1010
+Café naïve résumé jalapeño Ångström Øresund façade coöperate Zürich Straße Mañana.
+Ελληνικά: Η ΣΟΦΙΑ είναι σοφία. Οδός ΟΔΟΣ οδός. Русский: Привет, мир! Съешь же ещё этих булок.
+日本語のテキストです。東京は晴れ。中文文本：你好，世界！한국어 텍스트: 안녕하세요 세계.
+Türkçe: İstanbul ılık, IĞDIR ığdır. العربية: مرحبا بالعالم. עברית: שלום עולם. हिन्दी नमस्ते
+Emoji: 🙂😀👍🏽 👩‍👩‍👧 🇫🇷 ✔️ ❤️ — combining: e\u0301 a\u0308 n\u0303 o\u0302\u0323
+Tabs\tand\tnewlines\r\nand   multiple    spaces\u00a0NBSP\u3000ideographic\u200bzero-width.
+<tok> [X] <a><b> a> <s> </s> [CLS] [SEP] <|endoftext|> sp hello é ŉ ǰ ſ ﬁ ﬀ ① ² ½ Ⅻ ٣
+"""
+
+SYLLABLES = (
+    "ka ke ki ko ku sa shi su se so ta chi tsu te to na ni nu ne no ha hi fu he ho ma mi mu "
+    "me mo ra ri ru re ro str th ing tion ed er est ly un re pre anti ver ge be ent ung "
+    "ло ра ни ко ве на то про ст λο γο σμ ός ία 語 文 字 学 生 한 국 어 é ü ö ñ ç ß 0 1 2 3 42"
+).split()
+
+
+def corpus_lines() -> list[str]:
+    """A few KB of varied text: the paragraphs above plus seeded pseudo-words."""
+    rng = random.Random(20240607)
+    lines = CORPUS.splitlines()
+    for _ in range(160):
+        words = [
+            "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(1, 4)))
+            for _ in range(rng.randint(3, 9))
+        ]
+        sep = rng.choice([" ", " ", " ", ", ", "-", "  ", "\t"])
+        lines.append(sep.join(words) + rng.choice([".", "!", "?", "", ";"]))
+    return lines
+
+
+@functools.cache
+def byte_level_base() -> dict:
+    """A byte-level BPE trained by the oracle's trainer (vocab ~2000), as a tokenizer.json dict."""
+    tok = tokenizers.Tokenizer(tokenizers.models.BPE())
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = tokenizers.decoders.ByteLevel()
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=2000,
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(corpus_lines(), trainer)
+    return json.loads(tok.to_str())
+
+
+def _outcome(fn):
+    """("ok", result) or ("error", description). The oracle's Rust panics surface as
+    pyo3_runtime.PanicException, which derives from BaseException, not Exception."""
+    try:
+        return "ok", fn()
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001
+        return "error", f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+@functools.cache
+def load_pair(tokenizer_json: str) -> tuple[Tokenizer, tokenizers.Tokenizer]:
+    return Tokenizer.from_str(tokenizer_json), tokenizers.Tokenizer.from_str(tokenizer_json)
+
+
+def _short(value, limit: int = 300) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def compare_decode(pair, ids) -> list[str]:
+    """Differences in decode(ids, skip_special_tokens) for both values of the flag."""
+    ours, ref = pair
+    problems = []
+    for skip in (False, True):
+        want = _outcome(lambda skip=skip: ref.decode(list(ids), skip_special_tokens=skip))
+        got = _outcome(lambda skip=skip: ours.decode(list(ids), skip))
+        if want[0] == "error" and got[0] == "error":
+            continue
+        if got != want:
+            problems.append(
+                f"decode({_short(ids, 120)}, skip_special_tokens={skip}): "
+                f"batchtok {_short(got)} oracle {_short(want)}"
+            )
+    return problems
+
+
+def compare_text(pair, text: str) -> list[str]:
+    """Every difference between batchtok and the oracle on one text: encode (ids, tokens, type
+    ids, special mask) with and without special tokens, the ids fast paths, and decode of the
+    oracle's ids with and without skipping special tokens. Errors must match errors."""
+    ours, ref = pair
+    problems = []
+    decode_ids = None
+    for add in (True, False):
+        want = _outcome(lambda add=add: ref.encode(text, add_special_tokens=add))
+        got = _outcome(lambda add=add: ours.encode(text, add))
+        where = f"{_short(text, 120)} add_special_tokens={add}"
+        if want[0] == "error" or got[0] == "error":
+            if want[0] != got[0]:
+                problems.append(f"{where}: batchtok {_short(got)} oracle {_short(want)}")
+            continue
+        w, g = want[1], got[1]
+        if list(g.ids) != list(w.ids) or list(g.tokens) != list(w.tokens):
+            problems.append(
+                f"{where}: batchtok ids {_short(g.ids)} tokens {_short(g.tokens)}; "
+                f"oracle ids {_short(w.ids)} tokens {_short(w.tokens)}"
+            )
+        else:
+            for field in ("type_ids", "special_tokens_mask"):
+                if list(getattr(g, field)) != list(getattr(w, field)):
+                    problems.append(
+                        f"{where}: {field} batchtok {_short(getattr(g, field))} "
+                        f"oracle {_short(getattr(w, field))}"
+                    )
+        fast = _outcome(lambda add=add: ours.encode_ids(text, add))
+        batch = _outcome(lambda add=add: ours.encode_batch_ids([text, "", text], add))
+        same = list(g.ids) == list(w.ids)
+        fast_ok = fast == ("ok", list(w.ids))
+        batch_ok = batch[0] == "ok" and batch[1][0] == w.ids and batch[1][2] == w.ids
+        if same and not (fast_ok and batch_ok):
+            problems.append(f"{where}: encode_ids/encode_batch_ids disagree with encode")
+        if add:
+            decode_ids = w.ids
+    if decode_ids is not None:
+        problems += compare_decode(pair, decode_ids)
+    return problems
+
+
+def assert_agree(pair, texts) -> None:
+    problems = [p for t in texts for p in compare_text(pair, t)]
+    assert not problems, f"{len(problems)} differences; first ones:\n" + "\n".join(problems[:12])
+
+
+def text_strategy(interesting, max_parts: int = 12):
+    """Arbitrary Unicode mixed with the characters and strings a component cares about."""
+    return st.lists(
+        st.one_of(st.text(max_size=8), st.sampled_from(list(interesting))), max_size=max_parts
+    ).map("".join)
+
+
+def with_changes(base: dict, **changes) -> str:
+    """The tokenizer.json text of ``base`` with some top-level values replaced."""
+    out = dict(base)
+    out.update(changes)
+    return json.dumps(out, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pre-tokenizer configurations
+
+BEHAVIORS = ["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
+
+
+def split(pattern: str, behavior: str = "Isolated", invert: bool = False, *, regex=True) -> dict:
+    return {
+        "type": "Split",
+        "pattern": {"Regex" if regex else "String": pattern},
+        "behavior": behavior,
+        "invert": invert,
+    }
+
+
+def byte_level(add_prefix_space: bool, use_regex: bool, trim_offsets: bool = True) -> dict:
+    return {
+        "type": "ByteLevel",
+        "add_prefix_space": add_prefix_space,
+        "trim_offsets": trim_offsets,
+        "use_regex": use_regex,
+    }
+
+
+def seq(*pretokenizers: dict) -> dict:
+    return {"type": "Sequence", "pretokenizers": list(pretokenizers)}
+
+
+def config(pre_tokenizer: dict | None, *, added=()) -> str:
+    return with_changes(byte_level_base(), pre_tokenizer=pre_tokenizer, added_tokens=list(added))
+
+
+def revealing(split_pre: dict) -> str:
+    """Split then ByteLevel(add_prefix_space): each piece boundary costs a visible 'Ġ'."""
+    return config(seq(split_pre, byte_level(True, False)))
+
+
+def plain(split_pre: dict) -> str:
+    return config(seq(split_pre, byte_level(False, False)))
+
+
+# Patterns run in every behaviour, with and without invert.
+MATRIX_PATTERNS = {
+    "str_dash": ("-", False),
+    "str_space": (" ", False),
+    "str_ab": ("ab", False),
+    "str_regex_chars": ("a.*b", False),
+    "str_emoji": ("😀", False),
+    "re_dash_runs": ("-+", True),
+    "re_a_star": ("a*", True),
+    "re_lookahead_x": ("(?=x)", True),
+    "re_x_or_empty": ("x|", True),
+    "re_digits": (r"\d", True),
+    "re_lookbehind_a": ("(?<=a)", True),
+    "re_gpt2": (
+        r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
+        True,
+    ),
+}
+
+# Patterns exercising Oniguruma (Ruby syntax) semantics, run as Isolated and as Removed+invert.
+ONIG_PATTERNS = {
+    "hex_digit_h": r"\h+",
+    "interval_plus_is_not_possessive": "a{2}+",
+    "interval_range_plus": "a{1,3}+",
+    "interval_exact": "a{2}",
+    "interval_question": "a{2}?",
+    "lazy_interval": "a{1,3}?",
+    "dot_multiline": "(?m).",
+    "dot": ".",
+    "dot_run_multiline": "(?m)a.+b",
+    "case_insensitive_group": "(?i:hello)",
+    "case_insensitive_all": "(?i)hello|world",
+    "case_insensitive_kelvin": "(?i)k+",
+    "possessive_star": "a*+",
+    "possessive_plus_never": "a++a",
+    "possessive_question": "a?+a",
+    "atomic_group": "(?>a|ab)c",
+    "atomic_run": "(?>a+)b",
+    "lookbehind": "(?<=a)b",
+    "lookbehind_variable": "(?<=a|bc)x",
+    "lookbehind_negative": "(?<!a)b",
+    "lookahead_negative": "a(?!b)",
+    "upper": r"\p{Lu}",
+    "upper_runs": r"\p{Lu}+",
+    "not_letter": r"\P{L}+",
+    "not_letter_caret": r"\p{^L}+",
+    "not_letter_or_number": r"[^\p{L}\p{N}]+",
+    "long_property_name": r"\p{Letter}+",
+    "emoji_hex_escape": r"\x{1F600}",
+    "u_escape": r"\u00e9",
+    "hex_escape": r"\x41+",
+    "whitespace": r"\s+",
+    "word": r"\w+",
+    "not_word": r"\W+",
+    "digits": r"\d+",
+    "not_space": r"\S+",
+    "line_start": "^.",
+    "line_end": ".$",
+    "string_start": r"\A.",
+    "string_end": r".\z",
+    "string_end_before_newline": r".\Z",
+    "alternation_order": "a|ab|abc",
+    "double_star": "a**",
+    "interval_no_lower_bound": "a{,2}",
+    "interval_of_interval": "x{2}{3}",
+    "lazy_plus": "a+?",
+    "lazy_star": "a*?",
+    "lazy_group": "(?:a|b)*?c",
+    "group_repeat": "(?:ab)+",
+    "named_group": "(?<word>[a-z]+)",
+    "comment_group": "a(?#comment)b",
+    "class_with_escapes": r"[\s\d_\-]+",
+    "class_with_ranges": "[a-cx-z0-3]+",
+    "class_bracket_first": "[]a]+",
+    "literal_brace": "a{,",
+    "digits_1_3": r"\p{N}{1,3}",
+    "llama3": (
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+"
+        r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+    ),
+    "gpt4o": (
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"
+        r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+"
+        r"[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+    ),
+}
+
+# Oniguruma syntax outside what batchtok translates: the oracle loads it, batchtok refuses.
+REFUSED_PATTERNS = {
+    "word_boundary": r"\bx",
+    "backreference": r"(a)\1",
+    "class_intersection": "[a-z&&[^aeiou]]",
+    "script_property": r"\p{Greek}+",
+    "grapheme_cluster": r"\X",
+    "inline_option_in_the_middle": "a(?i)b",
+    "extended_mode": "(?x) a b ",
+    "reversed_interval": "a{2,1}",
+    # Oniguruma's case folding is not the regex module's: multi-char folds (ss = ß), folded
+    # property classes, İ not matching i. Refused inside (?i).
+    "case_insensitive_multichar": "(?i:ss|ß|ff)",
+    "case_insensitive_class": r"(?i)[a-z]+",
+    "case_insensitive_property": r"(?i)\p{Ll}+",
+    "case_insensitive_dotless": "(?i)i+",
+}
+
+ADVERSARIAL = [
+    "",
+    " ",
+    "-the--final-",
+    "1-2--3",
+    "---",
+    "-",
+    "a-",
+    "-a",
+    "the final-",
+    "aaaaa",
+    "aaaaaa",
+    "aaaaab",
+    "aab ab b",
+    "xaxbx",
+    "xx",
+    "axxa",
+    "abc ab bc c",
+    "abcabcab",
+    "bcx acx ax cx",
+    "a.*b a.b ab",
+    "hello HELLO Hello hElLo world WORLD",
+    "ß ss SS ẞ ſs ﬀ ff FF",
+    "K k \u212a kk",
+    "İ i I ı ii",
+    "ΣΑΣ σας ς",
+    "0123456789 12 345 6789",
+    "٣٤٥ ²³ ½",
+    "deadBEEF 0xCafe g",
+    "😀x😀 😀😀 🙂",
+    "é e\u0301 É café",
+    "ÀÉÎõü ABC Def gHI",
+    "line1\nline2\n\nline4\n",
+    "\r\n\r\n x \n",
+    "  spaces  around  ",
+    "\t\ttabs\t",
+    "\u00a0nbsp\u00a0 \u3000ideo\u3000",
+    "\u200bzero\u200bwidth",
+    "it's they're I'M we'LL you've 'd",
+    "it’s curly",
+    "a{2} a{, {}",
+    "]a]",
+    "_-_ a_b",
+    "a\nb\nc",
+    "ab\n",
+    "日本語テキスト 한국어",
+    "مرحبا بالعالم",
+    "x" * 60,
+    "ab" * 40,
+]
+
+
+def _matrix_cases():
+    for name, (pattern, is_regex) in MATRIX_PATTERNS.items():
+        for behavior in BEHAVIORS:
+            for invert in (False, True):
+                yield pytest.param(
+                    pattern, is_regex, behavior, invert, id=f"{name}-{behavior}-{invert}"
+                )
+
+
+@pytest.mark.parametrize("pattern,is_regex,behavior,invert", list(_matrix_cases()))
+def test_split_behaviors(pattern, is_regex, behavior, invert):
+    pre = split(pattern, behavior, invert, regex=is_regex)
+    assert_agree(load_pair(revealing(pre)), ADVERSARIAL)
+
+
+@pytest.mark.parametrize("name", sorted(MATRIX_PATTERNS))
+def test_split_alone(name):
+    """Without a ByteLevel step the model sees the raw pieces (characters outside the
+    byte-level alphabet are dropped: no unk token)."""
+    pattern, is_regex = MATRIX_PATTERNS[name]
+    for behavior in BEHAVIORS:
+        pre = split(pattern, behavior, False, regex=is_regex)
+        assert_agree(load_pair(config(pre)), ADVERSARIAL[:20])
+
+
+@pytest.mark.parametrize("name", sorted(ONIG_PATTERNS))
+def test_oniguruma_syntax(name):
+    pattern = ONIG_PATTERNS[name]
+    for behavior, invert in (("Isolated", False), ("Removed", True), ("Removed", False)):
+        pre = split(pattern, behavior, invert)
+        assert_agree(load_pair(revealing(pre)), ADVERSARIAL)
+    assert_agree(load_pair(plain(split(pattern))), ADVERSARIAL)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_PATTERNS))
+def test_untranslatable_patterns_are_refused(name):
+    tj = revealing(split(REFUSED_PATTERNS[name]))
+    tokenizers.Tokenizer.from_str(tj)  # the oracle loads it
+    with pytest.raises(TokenizerFileError) as info:
+        Tokenizer.from_str(tj)
+    assert info.value.path.startswith("pre_tokenizer")
+
+
+def test_invalid_pattern_is_refused_by_both():
+    for pattern in ("(", "*a", "[a", "[b-a]", r"\p{Foo}"):
+        tj = revealing(split(pattern))
+        with pytest.raises(Exception):  # noqa: B017 (the oracle raises a bare Exception)
+            tokenizers.Tokenizer.from_str(tj)
+        with pytest.raises(TokenizerFileError):
+            Tokenizer.from_str(tj)
+
+
+# ---------------------------------------------------------------------------------------------
+# ByteLevel
+
+BYTE_LEVEL_FLAGS = [(a, r) for a in (False, True) for r in (False, True)]
+BL_IDS = [f"prefix={a}-regex={r}" for a, r in BYTE_LEVEL_FLAGS]
+ADDED = [
+    {
+        "id": 0,
+        "content": content,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": normalized,
+        "special": special,
+    }
+    for content, normalized, special in [("<|sep|>", False, True), (" word", True, False)]
+]
+
+
+@pytest.mark.parametrize("add_prefix_space,use_regex", BYTE_LEVEL_FLAGS, ids=BL_IDS)
+def test_byte_level_alone(add_prefix_space, use_regex):
+    for trim_offsets in (False, True):
+        pre = byte_level(add_prefix_space, use_regex, trim_offsets)
+        assert_agree(load_pair(config(pre)), ADVERSARIAL)
+        assert_agree(load_pair(config(pre, added=ADDED)), ADVERSARIAL + ADDED_TEXTS)
+
+
+ADDED_TEXTS = [
+    "a<|sep|>b",
+    "<|sep|> word",
+    "x word<|sep|>word word",
+    " word word",
+    "<|sep|><|sep|>",
+    "\n<|sep|>\n",
+]
+
+AFTER_SPLIT = {
+    "newlines_isolated": split(r"\n", "Isolated"),
+    "space_merged_with_next": split(" ", "MergedWithNext", regex=False),
+    "digits_contiguous": split(r"\p{N}", "Contiguous"),
+    "llama3": split(ONIG_PATTERNS["llama3"], "Isolated"),
+    "words_removed_invert": split(r"\w+", "Removed", True),
+}
+
+
+@pytest.mark.parametrize("add_prefix_space,use_regex", BYTE_LEVEL_FLAGS, ids=BL_IDS)
+@pytest.mark.parametrize("split_name", sorted(AFTER_SPLIT))
+def test_byte_level_after_split(split_name, add_prefix_space, use_regex):
+    """Inside a Sequence the prefix space goes on every piece the Split produced."""
+    pre = seq(AFTER_SPLIT[split_name], byte_level(add_prefix_space, use_regex))
+    assert_agree(load_pair(config(pre)), ADVERSARIAL)
+    assert_agree(load_pair(config(pre, added=ADDED)), ADDED_TEXTS)
+
+
+SEQUENCES = {
+    "byte_level_twice": seq(byte_level(False, True), byte_level(True, False)),
+    "byte_level_then_split_on_G": seq(
+        byte_level(False, False), split("Ġ", "MergedWithNext", regex=False)
+    ),
+    "byte_level_then_split_regex": seq(byte_level(True, True), split("[ĠĊ]+", "Isolated")),
+    "split_split_byte_level": seq(
+        split(r"\n", "Removed"), split(r"\p{N}", "Isolated"), byte_level(True, True)
+    ),
+    "nested_sequence": seq(seq(split("-", "Removed", regex=False)), seq(byte_level(False, True))),
+    "empty_sequence": seq(),
+    "only_split_in_sequence": seq(split(r"\s+", "Removed")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEQUENCES))
+def test_sequences(name):
+    assert_agree(load_pair(config(SEQUENCES[name])), ADVERSARIAL)
+    assert_agree(load_pair(config(SEQUENCES[name], added=ADDED)), ADDED_TEXTS)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hypothesis
+
+INTERESTING = [
+    " ",
+    "  ",
+    "\n",
+    "\r\n",
+    "\t",
+    "\u00a0",
+    "\u3000",
+    "\u200b",
+    "\u0085",
+    "-",
+    "--",
+    "a",
+    "aa",
+    "aaa",
+    "b",
+    "ab",
+    "abc",
+    "x",
+    "'s",
+    "'LL",
+    "'",
+    "’",
+    "1",
+    "123",
+    "4567",
+    "٣",
+    "²",
+    "😀",
+    "é",
+    "e\u0301",
+    "\u0301",
+    "É",
+    "ß",
+    "ss",
+    "ﬀ",
+    "İ",
+    "ı",
+    "K",
+    "\u212a",
+    "Σ",
+    "ς",
+    "Hello",
+    "HELLO",
+    "world",
+    "_",
+    ".",
+    "a.*b",
+    "{2}",
+    "]",
+    "<|sep|>",
+    " word",
+    "deadBEEF",
+    "日本",
+]
+
+CASE_INSENSITIVE = sorted(n for n in ONIG_PATTERNS if n.startswith("case_insensitive"))
+CASE_SENSITIVE = sorted(n for n in ONIG_PATTERNS if n not in CASE_INSENSITIVE)
+
+PROPERTY_PRESETS = (
+    # str_emoji and the case-insensitive patterns have their own failing tests (batchtok
+    # refuses the first and folds case differently in the others); kept out of this mix so
+    # that they do not end every run of it.
+    [
+        revealing(split(p, b, i, regex=r))
+        for n, (p, r) in MATRIX_PATTERNS.items()
+        for b in BEHAVIORS
+        for i in (False, True)
+        if n != "str_emoji"
+    ]
+    + [revealing(split(ONIG_PATTERNS[n], "Isolated")) for n in CASE_SENSITIVE]
+    + [revealing(split(ONIG_PATTERNS[n], "Removed", True)) for n in CASE_SENSITIVE]
+    + [config(byte_level(a, r), added=ADDED) for a, r in BYTE_LEVEL_FLAGS]
+    + [config(s, added=ADDED) for s in SEQUENCES.values()]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(index=st.integers(0, len(PROPERTY_PRESETS) - 1), text=text_strategy(INTERESTING))
+def test_property_presets(index, text):
+    problems = compare_text(load_pair(PROPERTY_PRESETS[index]), text)
+    assert not problems, "\n".join(problems)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(CASE_SENSITIVE),
+    behavior=st.sampled_from(BEHAVIORS),
+    invert=st.booleans(),
+    text=text_strategy(INTERESTING),
+)
+def test_property_oniguruma_patterns(name, behavior, invert, text):
+    pair = load_pair(revealing(split(ONIG_PATTERNS[name], behavior, invert)))
+    problems = compare_text(pair, text)
+    assert not problems, "\n".join(problems)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(CASE_INSENSITIVE),
+    behavior=st.sampled_from(BEHAVIORS),
+    invert=st.booleans(),
+    text=text_strategy(INTERESTING),
+)
+def test_property_case_insensitive_patterns(name, behavior, invert, text):
+    """Oniguruma's case folding: multi-char folds (ß ~ ss), no İ ~ i, and \\p{Ll} stays
+    lowercase-only under (?i)."""
+    pair = load_pair(revealing(split(ONIG_PATTERNS[name], behavior, invert)))
+    problems = compare_text(pair, text)
+    assert not problems, "\n".join(problems)
