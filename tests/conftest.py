@@ -46,11 +46,10 @@ def load_pair(name: str) -> tuple[batchtok.Tokenizer, tokenizers.Tokenizer]:
     return batchtok.Tokenizer.from_str(text), tokenizers.Tokenizer.from_str(text)
 
 
-@pytest.fixture(params=BYTE_LEVEL_FILES)
-def byte_level_pair(request):
-    return (request.param, *load_pair(request.param))
+REAL_FILES = BYTE_LEVEL_FILES + SENTENCEPIECE_FILES
 
 
-@pytest.fixture(params=SENTENCEPIECE_FILES)
-def sentencepiece_pair(request):
+@pytest.fixture(params=REAL_FILES)
+def real_pair(request):
+    """(name, batchtok tokenizer, oracle tokenizer) for each real tokenizer file."""
     return (request.param, *load_pair(request.param))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import BYTE_LEVEL_FILES, load_pair
+from tests.conftest import REAL_FILES, load_pair
 
 INTERESTING = [
     " ",
@@ -47,6 +47,14 @@ INTERESTING = [
     " world",
     "\x00",
     "\ufffd",
+    "<s>",
+    "</s>",
+    "<unk>",
+    "\u2581",
+    "<bos>",
+    "<start_of_turn>",
+    "\U0001f9ec",
+    "\u0e01",
 ]
 
 text = st.lists(st.one_of(st.text(max_size=12), st.sampled_from(INTERESTING)), max_size=12).map(
@@ -74,9 +82,9 @@ def _property(name: str):
     def test(s):
         _check(name, s)
 
-    test.__name__ = f"test_arbitrary_text_{name}"
+    test.__name__ = f"test_arbitrary_text_{name.replace('-', '_')}"
     return test
 
 
-for _name in BYTE_LEVEL_FILES:
-    globals()[f"test_arbitrary_text_{_name}"] = _property(_name)
+for _name in REAL_FILES:
+    globals()[f"test_arbitrary_text_{_name.replace('-', '_')}"] = _property(_name)

@@ -1,4 +1,9 @@
-"""The SentencePiece-BPE lineage (Llama-2, Mistral v0.1, Gemma 3) against the oracle."""
+"""The SentencePiece-BPE lineage (Llama-2, Mistral v0.1, Gemma 3): what sets it apart.
+
+The real files go through tests/test_conformance.py and tests/test_properties.py with the
+others; here: the two Metaspace spellings, the transform alone, synthetic files over one
+vocabulary, and vocabularies that break the boundary proof.
+"""
 
 from __future__ import annotations
 
@@ -6,65 +11,18 @@ import json
 
 import pytest
 import tokenizers
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import batchtok
 from batchtok.metaspace import Metaspace
 from batchtok.tokenizer import _BoundarySplitter
-from tests.conftest import SENTENCEPIECE_FILES, load_pair, tokenizer_json
-from tests.oracle import assert_conforms, assert_same_encoding
+from tests.conftest import load_pair, tokenizer_json
+from tests.oracle import assert_conforms
 from tests.support import adversarial, corpora
+from tests.test_conformance import SPECIAL_TEXT
 
-# Text outside every vocab (byte fallback), special-token strings, leading spaces.
-LINEAGE_TEXT = [
-    "Hello world",
-    " Hello world",
-    "  Hello",
-    "Hello</s>world",
-    "</s>Hello",
-    "<s>Hello</s>",
-    "<s> Hello",
-    " <s>  </s> ",
-    "a<unk>b",
-    "<unk>",
-    "<s><s></s>",
-    "Hello <s>world</s> ",
-    "\U000105c0\U00011de0\U0001f9ec \u0e01\u0e32\u0e23 \ua9c0",
-    "\x00\x01\x7f tab\tnew\nline\r\n",
-    "\u2581 \u2581\u2581x \u2581",
-    "<start_of_turn>user\nhi<end_of_turn>",
-    "<bos><eos><pad>",
-    "   ",
-    "\u2003\u3000 lead",
-]
-
-
-def test_english(sentencepiece_pair):
-    _, ours, ref = sentencepiece_pair
-    assert_conforms(ours, ref, corpora.english_docs())
-
-
-def test_code(sentencepiece_pair):
-    _, ours, ref = sentencepiece_pair
-    assert_conforms(ours, ref, corpora.code_docs())
-
-
-@pytest.mark.parametrize("language", sorted(corpora.multilingual_docs()))
-def test_multilingual(sentencepiece_pair, language):
-    _, ours, ref = sentencepiece_pair
-    assert_conforms(ours, ref, corpora.multilingual_docs()[language])
-
-
-def test_adversarial(sentencepiece_pair):
-    _, ours, ref = sentencepiece_pair
-    assert_conforms(ours, ref, LINEAGE_TEXT + adversarial.adversarial_strings())
-
-
-def test_full_encoding_objects(sentencepiece_pair):
-    _, ours, ref = sentencepiece_pair
-    for text in LINEAGE_TEXT + adversarial.adversarial_strings()[:150]:
-        assert_same_encoding(ours, ref, text)
+LINEAGE_TEXT = SPECIAL_TEXT
 
 
 def test_the_two_layouts_differ_where_the_oracle_says():
@@ -287,59 +245,6 @@ def test_the_proof_is_applied_or_withheld():
     assert _BoundarySplitter.for_model(byte_merges.model) is None  # whole-word merge
     llama, _ = load_pair("llama2")
     assert _BoundarySplitter.for_model(llama.model)._crossing is None  # proof holds
-
-
-# -- hypothesis per file ----------------------------------------------------------------------
-
-INTERESTING = [
-    "<s>",
-    "</s>",
-    "<unk>",
-    " ",
-    "  ",
-    "\u2581",
-    "\n",
-    "\t",
-    "\u3000",
-    "\u00a0",
-    "Hello",
-    " world",
-    "\U0001f9ec",
-    "\U000105c0",
-    "\u0e01",
-    "<bos>",
-    "<start_of_turn>",
-    "\u0301",
-    "123",
-    "\x00",
-]
-TEXT = st.lists(st.one_of(st.text(max_size=10), st.sampled_from(INTERESTING)), max_size=10).map(
-    "".join
-)
-
-
-def _property(name: str):
-    @settings(
-        max_examples=2000,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow],
-    )
-    @given(TEXT)
-    def test(s):
-        ours, ref = load_pair(name)
-        for add in (True, False):
-            expected = ref.encode(s, add_special_tokens=add).ids
-            assert ours.encode_ids(s, add) == expected, (name, s, add)
-        for skip in (True, False):
-            assert ours.decode(expected, skip) == ref.decode(expected, skip_special_tokens=skip)
-
-    test.__name__ = f"test_arbitrary_text_{name}"
-    return test
-
-
-for _name in SENTENCEPIECE_FILES:
-    globals()[f"test_arbitrary_text_{_name.replace('-', '_')}"] = _property(_name)
 
 
 def test_refuses_add_prefix_space_false_with_a_prepend_scheme():
