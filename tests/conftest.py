@@ -6,10 +6,14 @@ import functools
 import json
 
 import pytest
-import tokenizers
 
-import batchtok
-from tests.support.fixtures import tokenizer_path
+# Detailed assertion output from the shared comparison helpers too.
+pytest.register_assert_rewrite("tests.oracle", "tests.support.oracle_harness")
+
+import tokenizers  # noqa: E402
+
+import batchtok  # noqa: E402
+from tests.support.fixtures import tokenizer_path  # noqa: E402
 
 BYTE_LEVEL_FILES = ("llama3", "qwen3", "gpt4o", "gpt35turbo")
 # The SentencePiece-BPE lineage: Llama-2's layout, its Mistral-layout twin, Gemma 3.
