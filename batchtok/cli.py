@@ -84,5 +84,17 @@ def inspect(path: str) -> None:
         click.echo("  " + line)
 
 
+def _register_runner() -> None:
+    # The runner's commands live beside the runner; imported here so `batchtok --help` lists
+    # them, but the engine never depends on the runner.
+    from .runner.cli import plan, run, status
+
+    for command in (run, plan, status):
+        main.add_command(command)
+
+
+_register_runner()
+
+
 if __name__ == "__main__":
     main()

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .worker import run_task
+from .worker import BadRowError, run_task
 
 log = logging.getLogger("batchtok.runner")
 
@@ -91,8 +91,6 @@ def _worker_main(conn: mpc.Connection, siblings: list[mpc.Connection], parent: i
         try:
             result = run_task(task, report)
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
-            from .worker import BadRowError
-
             # The run stops dispatching after these: every other shard would hit them too,
             # or the job asked to stop at the first bad row.
             fatal = isinstance(exc, BadRowError) or (
@@ -113,8 +111,8 @@ def _worker_main(conn: mpc.Connection, siblings: list[mpc.Connection], parent: i
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror and exc.filename:
-        return f"{exc.strerror}: {exc.filename}"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
     text = str(exc) or type(exc).__name__
     return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"
 

@@ -20,8 +20,8 @@ A job file::
     dir = "../out/example"
     ...
 
-Every key, its default and what it accepts is in :data:`SETTINGS` (``batchtok run --help`` and
-the README print the same table). Relative paths are resolved against the directory of the file
+Every key, its default and what it accepts is in :data:`SETTINGS` (``batchtok run --help``
+prints it as a table). Relative paths are resolved against the directory of the file
 that sets them (a job run from cron works from any working directory); paths given on the
 command line are resolved against the working directory.
 
@@ -276,7 +276,8 @@ TOP_LEVEL = sorted({s.key for s in SETTINGS if "." not in s.key} | {"include"})
 def settings_table() -> str:
     """Every key with its default, one a line (for --help and docs)."""
     width = max(len(s.key) for s in SETTINGS)
-    return "\n".join(f"{s.key:<{width}}  {s.shown_default:<10}  {s.help}" for s in SETTINGS)
+    shown = max(len(s.shown_default) for s in SETTINGS)
+    return "\n".join(f"{s.key:<{width}}  {s.shown_default:<{shown}}  {s.help}" for s in SETTINGS)
 
 
 # -- the job -----------------------------------------------------------------------------------
@@ -486,6 +487,8 @@ def load_job(
         if job_file.is_dir():
             raise JobError([Problem("job", f"{shown} is a directory, expected a .toml file")])
         _load_file(job_file, values, problems, (job_file,), "job", "")
+        if problems and problems[0].key == "job":  # unreadable: nothing else is worth saying
+            raise JobError(problems[:1], shown)
     base = Path(cwd).resolve() if cwd is not None else Path.cwd()
     for key, value in (overrides or {}).items():
         if key not in BY_KEY:
@@ -499,7 +502,7 @@ def load_job(
         entry = values.get(setting.key)
         if entry is None:
             if setting.default is REQUIRED:
-                problems.append(Problem(setting.key, "required key is missing", shown))
+                problems.append(Problem(setting.key, "required key is missing"))
                 continue
             resolved[setting.key] = setting.check(setting.default)
             continue

@@ -367,9 +367,7 @@ class _Run:
             if self.stopping:
                 return
         if all(st.complete for st in self.states.values() if st.resolved):
-            self.shards_cached = sum(
-                len(st.shards) for st in self.states.values() if st.resolved
-            )
+            self.shards_cached = sum(len(st.shards) for st in self.states.values() if st.resolved)
             if not self.failures:
                 log.info(
                     "nothing to do: all %d shards of %d files are complete in %s",
@@ -541,6 +539,7 @@ class _Run:
         self.progress.start("encode", len(tasks), total_bytes)
         started = time.monotonic()
         for st in joins:
+            st.joining = True
             executor.submit(self._join_task(st), first=True)
         for _, task in sorted(tasks, key=lambda x: -x[0]):
             executor.submit(task)
@@ -632,17 +631,18 @@ class _Run:
                 with contextlib.suppress(FileNotFoundError):
                     part.unlink()
             return
-        self.shards_done += 1
+        copies = st.keys.count(task.key)  # shards of identical content, encoded once
+        self.shards_done += copies
         self.progress.shards_done += 1
-        self.rows_in += result["rows_in"]
-        self.rows_out += result["rows_out"]
-        self.tokens += result["tokens"]
-        self.text_bytes += result["text_bytes"]
-        self.bad_rows += result["bad_rows"]
-        self.bad_reasons.update(result["bad_reasons"])
+        self.rows_in += copies * result["rows_in"]
+        self.rows_out += copies * result["rows_out"]
+        self.tokens += copies * result["tokens"]
+        self.text_bytes += copies * result["text_bytes"]
+        self.bad_rows += copies * result["bad_rows"]
+        self.bad_reasons.update({k: copies * v for k, v in result["bad_reasons"].items()})
         room = MAX_EXAMPLES - len(self.bad_examples)
         self.bad_examples += result["bad_examples"][: max(room, 0)]
-        self.specials.update(result["special_tokens"])
+        self.specials.update({k: copies * v for k, v in result["special_tokens"].items()})
         if len(st.shards) == 1:
             self._record_output(st)
             self.files_written += 1

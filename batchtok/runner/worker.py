@@ -183,7 +183,7 @@ def _encode_piece(
         keep_mask = pa.array([i not in bad for i in range(n)], pa.bool_())
     ids_arr, counts = ids_arrays(ids_list, settings.dtype)
     columns = [piece.column(name) for name in state.task.keep] + [ids_arr, counts]
-    out = pa.RecordBatch.from_arrays(columns, schema=schema.remove_metadata())
+    out = pa.RecordBatch.from_arrays(columns, schema=schema)
     if keep_mask is not None:
         out = out.filter(keep_mask)
     tokens = sum(len(ids) for ids in ids_list if ids)
@@ -231,7 +231,9 @@ def encode_shard(task: ShardTask, report: Report) -> dict[str, Any]:
                 piece = batch.slice(offset, take)
                 before = (state.rows_out, state.tokens, state.text_bytes, state.bad)
                 pending.append(
-                    _encode_piece(piece, task.first_row + row, state, encoder, counter, task.schema)
+                    _encode_piece(
+                        piece, task.first_row + row, state, encoder, counter, plain_schema
+                    )
                 )
                 report(
                     rows=take,
