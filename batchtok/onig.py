@@ -61,7 +61,12 @@ _LONG_NAMES = {
 }
 _ESCAPE_CLASSES = {"s": "\\s", "d": "\\d", "w": "\\w", "h": "\\h"}
 _LITERAL_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "a": "\a", "e": "\x1b"}
-_ALL_CHARS = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+
+
+@functools.cache
+def _all_chars() -> str:
+    """Every code point but the surrogates (built on first use: it costs ~0.2 s)."""
+    return "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
 
 
 @functools.cache
@@ -81,7 +86,7 @@ def _table_set(name: str) -> frozenset[int]:
 @functools.cache
 def _native_set(native: str) -> frozenset[int]:
     """Code points the ``regex`` module puts in a class (scanned once per process)."""
-    return frozenset(map(ord, regex.findall(native, _ALL_CHARS)))
+    return frozenset(map(ord, regex.findall(native, _all_chars())))
 
 
 def _complement(ranges: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
