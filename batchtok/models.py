@@ -6,7 +6,7 @@ import heapq
 from collections.abc import Callable
 
 from .errors import EncodeError, TokenizerFileError
-from .spec import Spec, is_u32
+from .spec import Spec, dispatch, is_u32
 
 # Words longer than this (in symbols) merge with a heap: O(n log n) instead of O(n^2).
 _HEAP_THRESHOLD = 256
@@ -302,6 +302,4 @@ REGISTRY: dict[str, Callable[[Spec], Model]] = {"BPE": _bpe}
 
 
 def read_model(data: object, path: str) -> Model:
-    from .spec import dispatch
-
     return dispatch(Spec(data, path), REGISTRY, "model")
