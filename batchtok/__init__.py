@@ -1,7 +1,30 @@
-"""batchtok: Hugging Face tokenizer.json files, encoded and decoded exactly, in pure Python."""
+"""batchtok: Hugging Face tokenizer.json files, encoded and decoded exactly, in pure Python.
 
-from .errors import EncodeError, TokenizerFileError
-from .tokenizer import Encoding, Tokenizer
+``Tokenizer`` and ``Encoding`` are imported on first use, so that tools which only need the
+version or the error types (the job runner's no-op re-run) do not pay for loading the engine.
+"""
+
+from typing import TYPE_CHECKING
+
+from .errors import DecodeError, EncodeError, TokenizerFileError
 
 __version__ = "0.1.0"
-__all__ = ["Encoding", "EncodeError", "Tokenizer", "TokenizerFileError", "__version__"]
+__all__ = [
+    "DecodeError",
+    "Encoding",
+    "EncodeError",
+    "Tokenizer",
+    "TokenizerFileError",
+    "__version__",
+]
+
+if TYPE_CHECKING:
+    from .tokenizer import Encoding, Tokenizer
+
+
+def __getattr__(name: str):
+    if name in ("Tokenizer", "Encoding"):
+        from . import tokenizer
+
+        return getattr(tokenizer, name)
+    raise AttributeError(f"module 'batchtok' has no attribute {name!r}")

@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import xxhash
 
@@ -81,6 +80,8 @@ class TextHasher:
             for chunk in array.chunks:
                 self.update(chunk)
             return
+        import pyarrow.compute as pc  # ~0.1 s to import: only when hashing
+
         lengths = pc.binary_length(array).cast(pa.int64())
         if array.null_count:
             self.nulls += array.null_count

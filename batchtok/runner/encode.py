@@ -19,8 +19,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from batchtok import EncodeError, Tokenizer, TokenizerFileError, __version__
+from batchtok import EncodeError, TokenizerFileError, __version__
+
+if TYPE_CHECKING:
+    from batchtok import Tokenizer
 
 from .cache import file_digests
 from .job import Job, JobError
@@ -78,6 +82,8 @@ def load_tokenizer(job: Job, xxh3: str) -> Tokenizer:
     tok = _LOADED.get(key)
     if tok is None:
         try:
+            from batchtok import Tokenizer  # the engine, loaded only when a shard needs it
+
             tok = Tokenizer.from_file(job.tokenizer_path)
         except TokenizerFileError as exc:
             raise JobError(

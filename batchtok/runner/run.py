@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from batchtok import __version__
 
@@ -74,6 +75,9 @@ from .worker import (
     ShardTask,
     prepare,
 )
+
+# Chars of text encoded in the parent before forking (see Run._prewarm).
+PREWARM_BYTES = 4_000_000
 
 log = logging.getLogger("batchtok.runner")
 
@@ -387,6 +391,8 @@ class _Run:
             self.workers,
             job.tokenizer_path.name,
         )
+        if self.workers > 1:
+            self._prewarm(tok)
         self.session.for_workers()
         with LocalExecutor(self.workers) as executor:
             self._encode_phase(executor)
@@ -394,6 +400,38 @@ class _Run:
             # Every file is complete, so any part left is from inputs that changed since.
             for stale in self.parts_dir.glob("*.parquet"):
                 stale.unlink(missing_ok=True)
+
+    def _prewarm(self, tok) -> None:
+        """Encode a small sample in the parent before forking, so every worker starts with
+        the most frequent pieces already in its (inherited) cache instead of each computing
+        them again. Results are unchanged: the cache only ever holds exact ids."""
+        pending = [st.file for st in self.states.values() if st.resolved and not st.complete]
+        budget = PREWARM_BYTES
+        texts: list[str] = []
+        for f in pending:
+            if budget <= 0:
+                break
+            try:
+                table = pq.ParquetFile(f.path).read_row_group(0, columns=[self.job.text_column])
+            except (OSError, pa.ArrowException):
+                continue  # the worker reports the file properly
+            for text in table.column(0).to_pylist():
+                if isinstance(text, str):
+                    texts.append(text)
+                    budget -= len(text)
+                    if budget <= 0:
+                        break
+        if texts:
+            started = time.monotonic()
+            try:
+                tok.encode_batch_ids(texts, self.job.add_special_tokens)
+            except Exception:  # a bad row is the workers' to report, with its position
+                return
+            log.debug(
+                "pre-warmed the piece cache with %d texts in %.1fs",
+                len(texts),
+                time.monotonic() - started,
+            )
 
     def _settings(self) -> EncodeSettings:
         job = self.job

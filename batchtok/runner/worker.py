@@ -17,13 +17,13 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from batchtok import Tokenizer
+if TYPE_CHECKING:
+    from batchtok import Tokenizer
 
 from .cache import hash_row_groups
 from .encode import Encoder, SpecialCounter, TokenizerFacts
@@ -190,6 +190,8 @@ def _encode_piece(
     state.rows_in += n
     state.rows_out += out.num_rows
     state.tokens += tokens
+    import pyarrow.compute as pc  # ~0.1 s to import: only when hashing
+
     text_bytes = pc.sum(pc.binary_length(column)).as_py() or 0
     state.text_bytes += text_bytes
     return out
