@@ -44,7 +44,7 @@ class TemplateProcessing(PostProcessor):
         return sum(
             len(self.special_tokens[name][0])
             for kind, name, _ in template
-            if kind == "SpecialToken" and name in self.special_tokens
+            if kind == "SpecialToken"
         )
 
     def single(self, add_special_tokens: bool) -> list[tuple[str, object]]:
