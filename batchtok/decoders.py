@@ -118,6 +118,104 @@ class Strip(Decoder):
         return out
 
 
+# WordPiece's cleanup, in the library's order (the order matters: " ' " before " 's").
+_CLEANUP = (
+    (" .", "."),
+    (" ?", "?"),
+    (" !", "!"),
+    (" ,", ","),
+    (" ' ", "'"),
+    (" n't", "n't"),
+    (" 'm", "'m"),
+    (" do not", " don't"),
+    (" 's", "'s"),
+    (" 've", "'ve"),
+    (" 're", "'re"),
+)
+
+
+def cleanup(text: str) -> str:
+    """``text`` with the spaces before punctuation and English contractions removed.
+
+    >>> cleanup("it 's a test , is n't it ?")
+    "it's a test, isn't it?"
+    """
+    if " " not in text:  # every pattern starts with a space; nothing can match
+        return text
+    for old, new in _CLEANUP:
+        text = text.replace(old, new)
+    return text
+
+
+class WordPiece(Decoder):
+    """Continuation tokens lose ``prefix``, the others get a space before them; the first token
+    is left as it is, even when it starts with ``prefix``.
+
+    >>> "".join(WordPiece("##", True).decode_chain(["##un", "aff", "##able", "."]))
+    '##un affable.'
+    """
+
+    def __init__(self, prefix: str, cleanup: bool) -> None:
+        self.prefix, self.cleanup = prefix, cleanup
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        prefix, cut = self.prefix, len(self.prefix)
+        out = []
+        for i, token in enumerate(tokens):
+            if i:
+                token = token[cut:] if token.startswith(prefix) else " " + token
+            out.append(cleanup(token) if self.cleanup else token)
+        return out
+
+
+class BPEDecoder(Decoder):
+    """Every ``suffix`` becomes a space, except in the last token, where it is removed.
+
+    >>> "".join(BPEDecoder("</w>").decode_chain(["hel", "lo</w>", "world</w>"]))
+    'hello world'
+    """
+
+    def __init__(self, suffix: str) -> None:
+        self.suffix = suffix
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        suffix = self.suffix
+        out = [t.replace(suffix, " ") for t in tokens[:-1]]
+        if tokens:
+            out.append(tokens[-1].replace(suffix, ""))
+        return out
+
+
+class CTC(Decoder):
+    """Speech-model output: repeated tokens collapse to one, ``pad_token`` disappears, and with
+    ``cleanup`` the WordPiece cleanup runs, then ``word_delimiter_token`` becomes a space; tokens
+    left empty are dropped.
+
+    >>> "".join(CTC("<pad>", "|", True).decode_chain("<pad> h e e l l <pad> l o | | w".split()))
+    'hello w'
+    """
+
+    def __init__(self, pad_token: str, word_delimiter_token: str, cleanup: bool) -> None:
+        self.pad_token = pad_token
+        self.word_delimiter_token = word_delimiter_token
+        self.cleanup = cleanup
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        pad, delimiter = self.pad_token, self.word_delimiter_token
+        out = []
+        previous = None
+        for token in tokens:
+            if token == previous:
+                continue
+            previous = token
+            token = token.replace(pad, "")
+            if self.cleanup:
+                token = cleanup(token).replace(delimiter, " ")
+            if token:
+                out.append(token)
+        return out
+
+
 class Sequence(Decoder):
     def __init__(self, decoders: list[Decoder]) -> None:
         self.decoders = decoders
@@ -163,6 +261,11 @@ class MetaspaceDecoder(Decoder):
 
 
 REGISTRY: dict[str, Callable[[Spec], Decoder]] = {
+    "BPEDecoder": lambda s: BPEDecoder(s.string("suffix")),
+    "WordPiece": lambda s: WordPiece(s.string("prefix"), s.boolean("cleanup")),
+    "CTC": lambda s: CTC(
+        s.string("pad_token"), s.string("word_delimiter_token"), s.boolean("cleanup")
+    ),
     "Metaspace": lambda s: MetaspaceDecoder(read_metaspace(s)),
     "ByteLevel": _byte_level,
     "Replace": _replace,
