@@ -17,11 +17,25 @@ import regex
 
 from .added_tokens import AddedVocabulary, read_added_tokens
 from .decoders import Decoder, read_decoder
-from .errors import TokenizerFileError
+from .errors import EncodeError, TokenizerFileError
 from .models import BPE, Model, read_model
 from .normalizers import Normalizer, read_normalizer
 from .pre_tokenizers import PreTokenizer, Split, read_pre_tokenizer, split_and_map
-from .processors import PostProcessor, read_post_processor
+from .processors import (
+    STRATEGY_NAMES,
+    USIZE_MAX,
+    Encoding,
+    Padding,
+    PostProcessor,
+    Truncation,
+    default_process,
+    effective_max_length,
+    read_padding,
+    read_post_processor,
+    read_truncation,
+    truncate_encodings,
+    truncate_ids,
+)
 from .spec import Spec
 
 TOP_LEVEL_KEYS = (
@@ -36,30 +50,11 @@ TOP_LEVEL_KEYS = (
     "model",
 )
 
+# Stand-ins for sequences A and B when probing a post-processor (real ids are never negative).
+_A, _B = -1, -2
+
 # Entries of the per-piece cache before it is cleared; at ~150 bytes an entry, about 300 MB.
 DEFAULT_CACHE_ENTRIES = 2_000_000
-
-
-class Encoding:
-    """The result of :meth:`Tokenizer.encode`: ids, tokens and the masks `tokenizers` gives."""
-
-    __slots__ = ("ids", "tokens", "type_ids", "special_tokens_mask", "attention_mask")
-
-    def __init__(
-        self, ids: list[int], tokens: list[str], type_ids: list[int], special_tokens_mask: list[int]
-    ) -> None:
-        self.ids = ids
-        self.tokens = tokens
-        self.type_ids = type_ids
-        self.special_tokens_mask = special_tokens_mask
-        self.attention_mask = [1] * len(ids)
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def __repr__(self) -> str:
-        more = "..." if len(self.ids) > 8 else ""
-        return f"Encoding(num_tokens={len(self.ids)}, ids={self.ids[:8]}{more})"
 
 
 class _PieceCache(dict):
@@ -91,6 +86,8 @@ class Tokenizer:
         decoder: Decoder | None = None,
         *,
         cache_entries: int = DEFAULT_CACHE_ENTRIES,
+        truncation: Truncation | None = None,
+        padding: Padding | None = None,
     ) -> None:
         self.model = model
         self.normalizer = normalizer
@@ -114,11 +111,16 @@ class Tokenizer:
         if boundary is not None and boundary.active:
             self._split = _with_boundary_split(self._split, boundary)
         self._cache = _PieceCache(self._tokenize_piece, cache_entries)
-        self._templates = {
-            flag: (post_processor.single(flag) if post_processor else [("A", 0)])
-            for flag in (True, False)
+        self._truncation: Truncation | None = truncation
+        self._padding: Padding | None = padding
+        self._configure()
+        # where the sequences go in a post-processed encoding, for the ids-only fast paths
+        self._layouts = {
+            (is_pair, add): self._probe_layout(is_pair, add)
+            for is_pair in (False, True)
+            for add in (True, False)
         }
-        self._affixes = {flag: _affixes(t) for flag, t in self._templates.items()}
+        self._affixes = {add: _affixes(self._layouts[False, add]) for add in (True, False)}
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -151,9 +153,6 @@ class Tokenizer:
         version = top.raw("version", None)
         if version is not None and version != "1.0":
             raise top.fail("version", version, 'unknown tokenizer version (expected "1.0")')
-        for key in ("truncation", "padding"):
-            if top.raw(key, None) is not None:
-                raise top.fail(key, data[key], f"{key} is not supported yet")
         if "added_tokens" in data and data["added_tokens"] is None:
             raise top.fail("added_tokens", None, "expected an array (tokenizers rejects null)")
         added = read_added_tokens(top.array("added_tokens", []), Spec(data, "added_tokens"))
@@ -168,6 +167,8 @@ class Tokenizer:
         pre_tokenizer = component("pre_tokenizer", read_pre_tokenizer)
         post_processor = component("post_processor", read_post_processor)
         decoder = component("decoder", read_decoder)
+        truncation = component("truncation", read_truncation)
+        padding = component("padding", read_padding)
         model = read_model(top.raw("model"), "model")
         _check_metaspace_first(pre_tokenizer, normalizer)
         for key in data:
@@ -176,7 +177,16 @@ class Tokenizer:
                     key, data[key], "unknown top-level key (tokenizers refuses the file)"
                 )
         top.finish()
-        return cls(model, added, normalizer, pre_tokenizer, post_processor, decoder)
+        return cls(
+            model,
+            added,
+            normalizer,
+            pre_tokenizer,
+            post_processor,
+            decoder,
+            truncation=truncation,
+            padding=padding,
+        )
 
     # -- encoding -----------------------------------------------------------------------------
 
@@ -201,68 +211,244 @@ class Tokenizer:
                 ids += chain.from_iterable(map(cache.__getitem__, split(fragment, at_start)))
         return ids
 
-    def encode_ids(self, text: str, add_special_tokens: bool = True) -> list[int]:
-        """Only the ids of ``text`` (the fast path the runner uses)."""
-        prefix, suffix = self._affixes[add_special_tokens]
-        ids = self._sequence_ids(text)
-        if prefix is None:
-            return self._apply_template_ids(ids, add_special_tokens)
-        return prefix + ids + suffix if (prefix or suffix) else ids
+    def _input_ids(self, sequence: str | Sequence[str], is_pretokenized: bool) -> list[int]:
+        if not is_pretokenized:
+            return self._sequence_ids(_text(sequence))
+        ids: list[int] = []
+        for word in _words(sequence):
+            ids += self._sequence_ids(word)
+        return ids
 
-    def encode_batch_ids(
-        self, texts: Iterable[str], add_special_tokens: bool = True
-    ) -> list[list[int]]:
-        """Ids for each text; identical texts are encoded once (the returned lists are shared)."""
-        done: dict[str, list[int]] = {}
-        out = []
-        for text in texts:
-            ids = done.get(text)
-            if ids is None:
-                ids = done[text] = self.encode_ids(text, add_special_tokens)
-            out.append(ids)
-        return out
-
-    def encode(self, text: str, add_special_tokens: bool = True) -> Encoding:
-        if not isinstance(text, str):
-            raise TypeError(f"encode expects a str, got {type(text).__name__}")
+    def _sequence_encoding(
+        self, sequence: str | Sequence[str], type_id: int, is_pretokenized: bool
+    ) -> Encoding:
+        """One input sequence encoded (each word on its own when pre-tokenized, as the library
+        does), before truncation and post-processing."""
         vocab_r = self.model.vocab_r
+        cache = self._cache
         ids: list[int] = []
         tokens: list[str] = []
-        for fragment, token_id, at_start in self._fragments(text):
-            if token_id is not None:
-                ids.append(token_id)
-                tokens.append(fragment)
-                continue
-            for piece in self._split(fragment, at_start):
-                piece_ids = self._cache[piece]
-                ids += piece_ids
-                tokens += [vocab_r[i] for i in piece_ids]
-        out_ids: list[int] = []
-        out_tokens: list[str] = []
-        type_ids: list[int] = []
-        special: list[int] = []
-        for kind, value in self._templates[add_special_tokens]:
-            if kind == "A":
-                out_ids += ids
-                out_tokens += tokens
-                type_ids += [value] * len(ids)  # type: ignore[list-item]
-                special += [0] * len(ids)
-            else:
-                sids, stokens, type_id = value  # type: ignore[misc]
-                out_ids += sids
-                out_tokens += stokens
-                type_ids += [type_id] * len(sids)
-                special += [1] * len(sids)
-        return Encoding(out_ids, out_tokens, type_ids, special)
+        for text in _words(sequence) if is_pretokenized else (_text(sequence),):
+            for fragment, token_id, at_start in self._fragments(text):
+                if token_id is not None:
+                    ids.append(token_id)
+                    tokens.append(fragment)
+                    continue
+                for piece in self._split(fragment, at_start):
+                    piece_ids = cache[piece]
+                    ids += piece_ids
+                    tokens += [vocab_r[i] for i in piece_ids]
+        return Encoding.of_sequence(ids, tokens, type_id)
 
-    def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = True) -> list[Encoding]:
-        return [self.encode(t, add_special_tokens) for t in texts]
+    # -- post-processing: truncation, special tokens, padding ----------------------------------
 
-    def _apply_template_ids(self, ids: list[int], add_special_tokens: bool) -> list[int]:
+    def _n_added(self, is_pair: bool) -> int:
+        return self.post_processor.added_tokens(is_pair) if self.post_processor else 0
+
+    def _truncate_max_length(self, is_pair: bool, add_special_tokens: bool) -> int | None:
+        """The length truncation cuts the sequences to, or None for no truncation."""
+        if self._truncation is None:
+            return None
+        return effective_max_length(self._truncation, self._n_added(is_pair), add_special_tokens)
+
+    def _post_process(self, a: Encoding, b: Encoding | None, add_special_tokens: bool) -> Encoding:
+        max_length = self._truncate_max_length(b is not None, add_special_tokens)
+        if max_length is not None:
+            truncate_encodings(a, b, self._truncation, max_length)  # type: ignore[arg-type]
+        if self.post_processor is None:
+            encoding = default_process(a, b)
+        else:
+            encoding = self.post_processor.process(a, b, add_special_tokens)
+        if self._padding is not None:
+            self._padding.pad_encodings([encoding])
+        return encoding
+
+    def _probe_layout(self, is_pair: bool, add_special_tokens: bool) -> list[int] | EncodeError:
+        """The post-processed ids with sequence A as the id ``_A`` (B as ``_B``): every
+        post-processor places the sequences as opaque blocks, whatever their length."""
+        a = Encoding.of_sequence([_A], [""], 0)
+        b = Encoding.of_sequence([_B], [""], 1) if is_pair else None
+        if self.post_processor is None:
+            return default_process(a, b).ids
+        try:
+            return self.post_processor.process(a, b, add_special_tokens).ids
+        except EncodeError as exc:
+            return exc
+
+    def _configure(self) -> None:
+        self._plain = self._truncation is None and self._padding is None
+
+    # -- encoding -----------------------------------------------------------------------------
+
+    def _ids(
+        self,
+        sequence: str | Sequence[str],
+        pair: str | Sequence[str] | None,
+        add_special_tokens: bool,
+        is_pretokenized: bool = False,
+    ) -> list[int]:
+        """``encode(...).ids`` before padding, without building an Encoding."""
+        a = self._input_ids(sequence, is_pretokenized)
+        b = None if pair is None else self._input_ids(pair, is_pretokenized)
+        max_length = self._truncate_max_length(b is not None, add_special_tokens)
+        if max_length is not None:
+            a, b = truncate_ids(a, b, self._truncation, max_length)  # type: ignore[arg-type]
+        layout = self._layouts[b is not None, add_special_tokens]
+        if isinstance(layout, EncodeError):
+            raise EncodeError(str(layout))
         out: list[int] = []
-        for kind, value in self._templates[add_special_tokens]:
-            out += ids if kind == "A" else value[0]  # type: ignore[index]
+        for x in layout:
+            if x == _A:
+                out += a
+            elif x == _B:
+                out += b  # type: ignore[arg-type]
+            else:
+                out.append(x)
         return out
+
+    def encode_ids(
+        self, text: str, add_special_tokens: bool = True, pair: str | None = None
+    ) -> list[int]:
+        """Only the ids of ``text`` (and ``pair``): ``encode(text, pair).ids``, truncation and
+        padding included. The fast path the runner uses."""
+        if pair is None and self._plain:
+            prefix, suffix = self._affixes[add_special_tokens]
+            if prefix is not None:
+                ids = self._sequence_ids(_text(text))
+                return prefix + ids + suffix if (prefix or suffix) else ids
+        ids = self._ids(text, pair, add_special_tokens)
+        return ids if self._padding is None else self._padding.pad_ids([ids])[0]
+
+    def encode_batch_ids(
+        self,
+        texts: Iterable[str],
+        add_special_tokens: bool = True,
+        pairs: Iterable[str | None] | None = None,
+    ) -> list[list[int]]:
+        """``[e.ids for e in encode_batch(...)]`` (batch padding included), for each text and
+        its pair (``pairs``: one str or None per text). Identical inputs are encoded once; the
+        returned lists may be shared."""
+        keys: Iterable = texts if pairs is None else _zip_strict(texts, pairs)
+        done: dict = {}
+        out = []
+        for key in keys:
+            ids = done.get(key)
+            if ids is None:
+                if pairs is None:
+                    ids = self.encode_ids(key, add_special_tokens)
+                else:
+                    ids = self._ids(key[0], key[1], add_special_tokens)
+                done[key] = ids
+            out.append(ids)
+        if self._padding is not None:
+            out = self._padding.pad_ids(out)
+        return out
+
+    def encode(
+        self,
+        sequence: str | Sequence[str],
+        pair: str | Sequence[str] | None = None,
+        is_pretokenized: bool = False,
+        add_special_tokens: bool = True,
+    ) -> Encoding:
+        """The full :class:`Encoding` of ``sequence`` (and ``pair``), as ``tokenizers`` returns it:
+        truncated, post-processed and padded as configured. ``is_pretokenized``: the sequences
+        are lists of words, each encoded on its own."""
+        if isinstance(pair, bool):
+            # the former signature encode(text, add_special_tokens), still used positionally
+            pair, add_special_tokens = None, pair
+        a = self._sequence_encoding(sequence, 0, is_pretokenized)
+        b = None if pair is None else self._sequence_encoding(pair, 1, is_pretokenized)
+        return self._post_process(a, b, add_special_tokens)
+
+    def encode_batch(
+        self, inputs: Sequence, is_pretokenized: bool = False, add_special_tokens: bool = True
+    ) -> list[Encoding]:
+        """One Encoding per input (a sequence, or a (sequence, pair) tuple), padded together."""
+        encodings = [
+            self.encode(*_batch_input(item, is_pretokenized), is_pretokenized, add_special_tokens)
+            for item in inputs
+        ]
+        if self._padding is not None:
+            self._padding.pad_encodings(encodings)
+        return encodings
+
+    # -- truncation and padding settings (the Python binding's names and defaults) ------------
+
+    def enable_truncation(
+        self,
+        max_length: int,
+        stride: int = 0,
+        strategy: str = "longest_first",
+        direction: str = "right",
+    ) -> None:
+        """Truncate every encoding to ``max_length`` tokens, special tokens included.
+
+        Raises ValueError, as `tokenizers` does, for an unknown strategy or direction, or a
+        ``stride`` above ``max_length`` less the special tokens of a single sequence."""
+        for name, value in (("max_length", max_length), ("stride", stride)):
+            _check_usize(name, value)
+        if strategy not in STRATEGY_NAMES:
+            raise ValueError(
+                f"Unknown `strategy`: `{strategy}`. Use one of `longest_first`, `only_first`, "
+                "or `only_second`"
+            )
+        if direction not in ("left", "right"):
+            raise ValueError(f"Unknown `direction`: `{direction}`. Use one of `left` or `right`.")
+        n_added = self._n_added(False)
+        # the library subtracts unsigned: below the special tokens the check never fires
+        if max_length >= n_added and max_length - n_added < stride:
+            effective = max_length - n_added
+            raise ValueError(
+                f"tokenizer stride set to {stride}, which is greater than or equal to its "
+                f"effective max length of {effective} (= {max_length} original max length - "
+                f"{n_added} added special tokens), "
+            )
+        self._truncation = Truncation(max_length, stride, strategy, direction)
+        self._configure()
+
+    def no_truncation(self) -> None:
+        self._truncation = None
+        self._configure()
+
+    @property
+    def truncation(self) -> dict | None:
+        """The truncation settings as the Python binding shows them, or None."""
+        return None if self._truncation is None else self._truncation.as_dict()
+
+    def enable_padding(
+        self,
+        direction: str = "right",
+        pad_id: int = 0,
+        pad_type_id: int = 0,
+        pad_token: str = "[PAD]",
+        length: int | None = None,
+        pad_to_multiple_of: int | None = None,
+    ) -> None:
+        """Pad encodings to ``length`` (None: the longest of the batch), rounded up to a multiple
+        of ``pad_to_multiple_of``, with ``pad_id`` on the ``direction`` side."""
+        if direction not in ("left", "right"):
+            raise ValueError(f"Unknown `direction`: `{direction}`. Use one of `left` or `right`")
+        for name, value in (("pad_id", pad_id), ("pad_type_id", pad_type_id)):
+            _check_usize(name, value, 2**32 - 1)
+        for name, value in (("length", length), ("pad_to_multiple_of", pad_to_multiple_of)):
+            if value is not None:
+                _check_usize(name, value)
+        if not isinstance(pad_token, str):
+            raise TypeError(f"pad_token must be a str, got {type(pad_token).__name__}")
+        self._padding = Padding(
+            direction, pad_id, pad_type_id, pad_token, length, pad_to_multiple_of
+        )
+        self._configure()
+
+    def no_padding(self) -> None:
+        self._padding = None
+        self._configure()
+
+    @property
+    def padding(self) -> dict | None:
+        """The padding settings as the Python binding shows them, or None."""
+        return None if self._padding is None else self._padding.as_dict()
 
     # -- decoding -----------------------------------------------------------------------------
 
@@ -344,15 +530,60 @@ def _refuse_constant(name: str):
     raise TokenizerFileError("$", name, "not valid JSON (NaN and Infinity are not numbers in JSON)")
 
 
-def _affixes(template: list) -> tuple[list[int] | None, list[int] | None]:
-    """(ids before A, ids after A) when the template holds A once, else (None, None)."""
-    positions = [i for i, (kind, _) in enumerate(template) if kind == "A"]
-    if len(positions) != 1:
+def _affixes(layout: list[int] | EncodeError) -> tuple[list[int] | None, list[int] | None]:
+    """(ids before A, ids after A) when the layout holds A once, else (None, None)."""
+    if isinstance(layout, EncodeError) or layout.count(_A) != 1:
         return None, None
-    at = positions[0]
-    before = [i for _, v in template[:at] for i in v[0]]
-    after = [i for _, v in template[at + 1 :] for i in v[0]]
-    return before, after
+    at = layout.index(_A)
+    return layout[:at], layout[at + 1 :]
+
+
+def _text(sequence: object) -> str:
+    if not isinstance(sequence, str):
+        raise TypeError(f"expected a str sequence, got {type(sequence).__name__}")
+    return sequence
+
+
+def _words(sequence: object) -> list[str]:
+    if not isinstance(sequence, (list, tuple)) or not all(isinstance(w, str) for w in sequence):
+        raise TypeError("a pre-tokenized sequence must be a list or tuple of str")
+    return list(sequence)
+
+
+def _batch_input(item: object, is_pretokenized: bool) -> tuple[object, object]:
+    """(sequence, pair or None) of one encode_batch input, read as the Python binding does."""
+    if is_pretokenized:
+        if isinstance(item, (list, tuple)) and all(isinstance(w, str) for w in item):
+            return item, None
+        kinds = (list, tuple)
+    else:
+        if isinstance(item, str):
+            return item, None
+        kinds = (str,)
+    if (
+        isinstance(item, (list, tuple))
+        and len(item) == 2
+        and all(isinstance(x, kinds) for x in item)
+    ):
+        return item[0], item[1]
+    raise TypeError(
+        "each input must be a sequence or a (sequence, pair) tuple"
+        + (" of lists of str" if is_pretokenized else " of str")
+    )
+
+
+def _zip_strict(texts: Iterable[str], pairs: Iterable[str | None]) -> list[tuple]:
+    texts, pairs = list(texts), list(pairs)
+    if len(texts) != len(pairs):
+        raise ValueError(f"{len(texts)} texts but {len(pairs)} pairs")
+    return list(zip(texts, pairs))
+
+
+def _check_usize(name: str, value: object, limit: int = USIZE_MAX) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if not 0 <= value <= limit:
+        raise OverflowError(f"{name}={value} is not an unsigned integer the library accepts")
 
 
 def _compile_splitter(splitter: PreTokenizer | None) -> Callable[[str, bool], list[str]]:
