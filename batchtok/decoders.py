@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 
 from .errors import DecodeError
+from .metaspace import Metaspace
 from .normalizers import compile_checked, read_pattern
 from .onig import OnigPattern, escape_literal
 from .pre_tokenizers import CHAR_TO_BYTE, read_metaspace
@@ -250,7 +251,9 @@ def _strip(spec: Spec) -> Strip:
 
 
 class MetaspaceDecoder(Decoder):
-    def __init__(self, metaspace) -> None:
+    """Replacement chars back to spaces (see :meth:`Metaspace.decode_chain`)."""
+
+    def __init__(self, metaspace: Metaspace) -> None:
         self.metaspace = metaspace
 
     def decode_chain(self, tokens: list[str]) -> list[str]:

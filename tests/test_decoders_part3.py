@@ -297,25 +297,32 @@ def test_real_token_lists(vocabulary):
 TOKEN = st.one_of(st.sampled_from(INTERESTING), st.text(max_size=5))
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(DECODERS)), tokens=st.lists(TOKEN, max_size=12))
 def test_property_token_lists(name, tokens):
     problems = decode_problems(name, [tokens])
     assert not problems, "\n".join(problems)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     prefix=st.sampled_from(["##", "", " ", "'", "▁", "a"]) | st.text(max_size=3),
     suffix=st.sampled_from(["</w>", "", " ", "▁", "a"]) | st.text(max_size=3),
     pad=st.sampled_from(["<pad>", "", "|", " ", "a"]) | st.text(max_size=3),
     delimiter=st.sampled_from(["|", "", " ", "'", "▁"]) | st.text(max_size=3),
     cleanup=st.booleans(),
+    replacement=st.sampled_from(["▁", " ", "a", "#"]) | st.characters(exclude_categories=["Cs"]),
+    scheme=st.sampled_from(["always", "first", "never"]),
     tokens=st.lists(TOKEN, max_size=10),
 )
-def test_property_fields(prefix, suffix, pad, delimiter, cleanup, tokens):
+def test_property_fields(prefix, suffix, pad, delimiter, cleanup, replacement, scheme, tokens):
     """Arbitrary field values, not only the usual ones."""
-    for decoder in (wordpiece(prefix, cleanup), bpe_decoder(suffix), ctc(pad, delimiter, cleanup)):
+    for decoder in (
+        wordpiece(prefix, cleanup),
+        bpe_decoder(suffix),
+        ctc(pad, delimiter, cleanup),
+        metaspace(scheme, replacement, split=cleanup),
+    ):
         ours, ref = decoder_pair(json.dumps(decoder, ensure_ascii=False))
         assert "".join(ours.decode_chain(list(tokens))) == ref.decode(list(tokens)), decoder
 
