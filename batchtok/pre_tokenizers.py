@@ -7,11 +7,15 @@ keyed by the unmapped piece and skip the mapping entirely on a cache hit.
 
 from __future__ import annotations
 
+import bisect
+import functools
+import re
 from collections.abc import Callable
 
+from ._pre_tokenizer_tables import RANGES, SCRIPTS
 from .metaspace import Metaspace
 from .normalizers import compile_checked, read_pattern
-from .onig import OnigPattern, escape_literal
+from .onig import OnigPattern, _render_ranges, escape_literal
 from .spec import Spec, dispatch
 
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
@@ -156,6 +160,138 @@ class ByteLevel(PreTokenizer):
         return f"ByteLevel(add_prefix_space={self.add_prefix_space}, use_regex={self.use_regex})"
 
 
+# ---------------------------------------------------------------------------------------------
+# Char-class pre-tokenizers. `tokenizers` splits these with a per-char predicate; each char
+# that satisfies it is its own match, the runs of other chars are the gaps. For such splits
+# every behaviour is one regex over two classes, which `re` runs far faster than split_spans.
+# The classes come from the oracle's own tables (_pre_tokenizer_tables.py), not unicodedata.
+
+
+@functools.cache
+def char_class(name: str) -> str:
+    """The body of a ``re`` character class matching the chars of table ``name``."""
+    ranges = []
+    for item in RANGES[name].split():
+        a, _, b = item.partition("-")
+        ranges.append((int(a, 16), int(b or a, 16)))
+    return _render_ranges(ranges)
+
+
+def _behavior_pattern(match: str, behavior: str) -> str:
+    """The regex whose findall gives the pieces of a split on the single chars of class
+    ``match`` (a class body) with ``behavior``."""
+    m, other = f"[{match}]", f"[^{match}]+"
+    return {
+        "Removed": other,
+        "Isolated": f"{other}|{m}",
+        "Contiguous": f"{other}|{m}+",
+        "MergedWithPrevious": f"{other}{m}?|{m}",  # a match joins the gap before it
+        "MergedWithNext": f"{m}?{other}|{m}",  # a match joins the gap after it
+    }[behavior]
+
+
+class FindAll(PreTokenizer):
+    """The matches of one fixed regex (``re`` syntax) are the pieces."""
+
+    def __init__(self, name: str, pattern: str) -> None:
+        self.name = name
+        self._findall = re.compile(pattern).findall
+
+    def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
+        findall = self._findall
+        if len(pieces) == 1:
+            return findall(pieces[0])
+        out: list[str] = []
+        for piece in pieces:
+            out += findall(piece)
+        return out
+
+    def describe(self) -> str:
+        return self.name
+
+
+class CharSplit(FindAll):
+    """Split on every char of one class with one behaviour (Punctuation, Digits,
+    CharDelimiterSplit, WhitespaceSplit)."""
+
+    def __init__(self, name: str, match: str, behavior: str) -> None:
+        super().__init__(f"{name}({behavior})", _behavior_pattern(match, behavior))
+        self.behavior = behavior
+
+
+def bert_pre_tokenizer() -> PreTokenizer:
+    """Whitespace removed, then each punctuation char isolated: the runs of other chars and
+    the single punctuation chars."""
+    punct, space = char_class("punctuation"), char_class("whitespace")
+    return FindAll("BertPreTokenizer", f"[^{punct}{space}]+|[{punct}]")
+
+
+def whitespace_pre_tokenizer() -> PreTokenizer:
+    """The matches of Rust-regex ``\\w+|[^\\w\\s]+`` (word runs, runs of other non-spaces)."""
+    word, space = char_class("word"), char_class("space")
+    return FindAll("Whitespace", f"[{word}]+|[^{word}{space}]+")
+
+
+class FixedLength(PreTokenizer):
+    """Consecutive chunks of ``length`` chars (the last one shorter)."""
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+
+    def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
+        n = self.length
+        return [piece[i : i + n] for piece in pieces for i in range(0, len(piece), n)]
+
+    def describe(self) -> str:
+        return f"FixedLength({self.length})"
+
+
+class _ScriptClasses(dict):
+    """code point -> ordinal of a char naming its UnicodeScripts class (0 for Any), looked up
+    in the generated table on first use (a full dict would cost ~100 MB); a str.translate
+    table."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        starts, classes = [], []
+        for item in "".join(SCRIPTS).split():
+            start, _, k = item.partition(":")
+            starts.append(int(start, 16))
+            classes.append(int(k, 16))
+        self._starts, self._classes = starts, classes
+
+    def __missing__(self, cp: int) -> int:
+        k = self[cp] = self._classes[bisect.bisect_right(self._starts, cp) - 1]
+        return k
+
+
+# A piece starts at each char whose script is not Any and differs from the last non-Any
+# script; Any chars join the piece before them, and leading ones are dropped.
+_SCRIPT_RUN = re.compile(r"([^\x00])(?:\1|\x00)*")
+
+
+class UnicodeScripts(PreTokenizer):
+    """Split where the script changes (Hiragana, Katakana and U+30FC count as Han; spaces and
+    unknown chars as Any, which never start a piece)."""
+
+    def __init__(self) -> None:
+        self._classes = _script_classes()
+
+    def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
+        out: list[str] = []
+        for piece in pieces:
+            starts = [m.start() for m in _SCRIPT_RUN.finditer(piece.translate(self._classes))]
+            if starts:
+                starts.append(len(piece))
+                out += [piece[a:b] for a, b in zip(starts, starts[1:])]
+        return out
+
+
+@functools.cache
+def _script_classes() -> _ScriptClasses:
+    return _ScriptClasses()
+
+
 class Sequence(PreTokenizer):
     def __init__(self, pretokenizers: list[PreTokenizer]) -> None:
         self.pretokenizers = pretokenizers
@@ -254,11 +390,43 @@ def _sequence(spec: Spec) -> Sequence:
     return Sequence(stages)
 
 
+def _punctuation(spec: Spec) -> CharSplit:
+    behavior = spec.choice("behavior", BEHAVIORS, "Isolated")
+    return CharSplit("Punctuation", char_class("punctuation"), behavior)
+
+
+def _digits(spec: Spec) -> CharSplit:
+    individual = spec.boolean("individual_digits")
+    return CharSplit("Digits", char_class("numeric"), "Isolated" if individual else "Contiguous")
+
+
+def _char_delimiter_split(spec: Spec) -> CharSplit:
+    delimiter = spec.string("delimiter")
+    if len(delimiter) != 1:
+        raise spec.fail("delimiter", delimiter, "expected exactly one character")
+    return CharSplit(f"CharDelimiterSplit[{delimiter!r}]", re.escape(delimiter), "Removed")
+
+
+def _fixed_length(spec: Spec) -> FixedLength:
+    length = spec.uint("length", 5)
+    if length == 0:
+        raise spec.fail("length", 0, "length 0 makes tokenizers panic on any non-empty text")
+    return FixedLength(length)
+
+
 REGISTRY: dict[str, Callable[[Spec], PreTokenizer]] = {
     "Split": _split,
     "Metaspace": lambda s: MetaspacePreTokenizer(read_metaspace(s)),
     "ByteLevel": _byte_level,
     "Sequence": _sequence,
+    "BertPreTokenizer": lambda s: bert_pre_tokenizer(),
+    "Whitespace": lambda s: whitespace_pre_tokenizer(),
+    "WhitespaceSplit": lambda s: CharSplit("WhitespaceSplit", char_class("whitespace"), "Removed"),
+    "Punctuation": _punctuation,
+    "Digits": _digits,
+    "UnicodeScripts": lambda s: UnicodeScripts(),
+    "CharDelimiterSplit": _char_delimiter_split,
+    "FixedLength": _fixed_length,
 }
 
 
