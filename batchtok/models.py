@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from typing import Any
 
 from .errors import EncodeError, TokenizerFileError
 from .spec import Spec, dispatch, is_u32
@@ -11,14 +12,23 @@ from .spec import Spec, dispatch, is_u32
 # Words longer than this (in symbols) merge with a heap: O(n log n) instead of O(n^2).
 _HEAP_THRESHOLD = 256
 _NEVER = 1 << 62  # the rank of a pair that has no merge
+_REQUIRED: Any = object()
 
 
 class Model:
     vocab: dict[str, int]
     vocab_r: dict[int, str]
+    # Whether each token string tokenizers reports is ``vocab_r[id]``; when False (Unigram's
+    # unknown text) the strings come from :meth:`token_strings`.
+    tokens_are_vocab_strings = True
 
     def tokenize(self, word: str) -> list[int]:
         raise NotImplementedError
+
+    def token_strings(self, word: str) -> list[str]:
+        """The token strings tokenizers reports for ``word``, one per id of :meth:`tokenize`."""
+        vocab_r = self.vocab_r
+        return [vocab_r[i] for i in self.tokenize(word)]
 
     def describe(self) -> str:
         return type(self).__name__
@@ -41,6 +51,17 @@ def read_vocab(spec: Spec, key: str = "vocab") -> tuple[dict[str, int], dict[int
             )
         vocab_r[token_id] = token
     return vocab, vocab_r
+
+
+def read_usize(spec: Spec, key: str, default: Any = _REQUIRED, *, nullable: bool = False) -> Any:
+    """An unsigned integer field that tokenizers reads as a 64-bit ``usize``."""
+    args = () if default is _REQUIRED else (default,)
+    value = spec.raw(key, *args)
+    if value is None and nullable:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64:
+        raise spec.fail(key, value, "expected an unsigned integer")
+    return value
 
 
 class BPE(Model):
@@ -298,7 +319,17 @@ def _bpe(spec: Spec) -> BPE:
     )
 
 
-REGISTRY: dict[str, Callable[[Spec], Model]] = {"BPE": _bpe}
+# Imported here, not at the top: these modules build on Model and read_vocab above.
+from .models_unigram import read_unigram  # noqa: E402
+from .models_wordlevel import read_wordlevel  # noqa: E402
+from .models_wordpiece import read_wordpiece  # noqa: E402
+
+REGISTRY: dict[str, Callable[[Spec], Model]] = {
+    "BPE": _bpe,
+    "WordPiece": read_wordpiece,
+    "WordLevel": read_wordlevel,
+    "Unigram": read_unigram,
+}
 
 
 def read_model(data: object, path: str) -> Model:

@@ -1,0 +1,87 @@
+"""WordPiece: greedy longest-match-first over a word, with a prefix on non-initial pieces."""
+
+from __future__ import annotations
+
+from .errors import EncodeError
+from .models import Model, read_usize, read_vocab
+from .spec import Spec
+
+_MISSING_UNK = "WordPiece error: Missing [UNK] token from the vocabulary"
+
+
+class WordPiece(Model):
+    """Splits a word into the longest vocab pieces from the left; the whole word becomes
+    ``unk_token`` when it is longer than ``max_input_chars_per_word`` chars or when some
+    position has no piece at all (pieces already found are dropped, as in tokenizers)."""
+
+    def __init__(
+        self,
+        vocab: dict[str, int],
+        vocab_r: dict[int, str],
+        *,
+        unk_token: str,
+        continuing_subword_prefix: str,
+        max_input_chars_per_word: int,
+    ) -> None:
+        self.vocab, self.vocab_r = vocab, vocab_r
+        self.unk_token = unk_token
+        self.prefix = continuing_subword_prefix
+        self.max_input_chars_per_word = max_input_chars_per_word
+        # No candidate longer than the longest token can match, so the inner loop starts there
+        # instead of at the word's end (same first match, far fewer slices for long words).
+        n = len(continuing_subword_prefix)
+        self._longest_first = max((len(t) for t in vocab), default=0)
+        self._longest_next = max(
+            (len(t) - n for t in vocab if t.startswith(continuing_subword_prefix)), default=0
+        )
+
+    def tokenize(self, word: str) -> list[int]:
+        size = len(word)
+        if size > self.max_input_chars_per_word:
+            return [self._unk_id()]
+        get = self.vocab.get
+        prefix = self.prefix
+        ids: list[int] = []
+        start = 0
+        longest = self._longest_first
+        while start < size:
+            end = min(size, start + longest)
+            while end > start:
+                token_id = get(prefix + word[start:end] if start else word[:end])
+                if token_id is not None:
+                    break
+                end -= 1
+            else:
+                return [self._unk_id()]
+            ids.append(token_id)
+            start = end
+            longest = self._longest_next
+        return ids
+
+    def _unk_id(self) -> int:
+        token_id = self.vocab.get(self.unk_token)
+        if token_id is None:
+            raise EncodeError(_MISSING_UNK)
+        return token_id
+
+    def describe(self) -> str:
+        return (
+            f"WordPiece(vocab={len(self.vocab)}, unk_token={self.unk_token!r}, "
+            f"continuing_subword_prefix={self.prefix!r}, "
+            f"max_input_chars_per_word={self.max_input_chars_per_word})"
+        )
+
+
+def read_wordpiece(spec: Spec) -> WordPiece:
+    """A WordPiece model from its JSON object; tokenizers requires all four fields."""
+    unk_token = spec.string("unk_token")
+    prefix = spec.string("continuing_subword_prefix")
+    max_chars = read_usize(spec, "max_input_chars_per_word")
+    vocab, vocab_r = read_vocab(spec)
+    return WordPiece(
+        vocab,
+        vocab_r,
+        unk_token=unk_token,
+        continuing_subword_prefix=prefix,
+        max_input_chars_per_word=max_chars,
+    )
