@@ -23,16 +23,8 @@ from hypothesis import strategies as st
 from batchtok import Tokenizer, TokenizerFileError, _pre_tokenizer_tables
 from batchtok.pre_tokenizers import read_pre_tokenizer
 from tests.support import corpora
+from tests.support import oracle_harness as harness
 from tests.support.adversarial import adversarial_strings, describe
-from tests.support.oracle_harness import (
-    added_token,
-    assert_agree,
-    byte_level_base,
-    compare_text,
-    load_pair,
-    text_strategy,
-    with_changes,
-)
 from tests.tools import gen_pre_tokenizer_tables as gen
 
 BEHAVIORS = ["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
@@ -197,56 +189,13 @@ def test_pieces_on_every_code_point(name):
     assert not problems, "\n".join(problems[:5])
 
 
+# Chars and strings the pre-tokenizers care about: spaces, punctuation and symbols, digits
+# and other numerics, marks, scripts (kana and U+30FC count as Han), rare planes.
 INTERESTING = [
-    " ",
+    *" ▁\n\t\u00a0\u3000\u200b\u0085\u1680-._'’«€©＋$~aeé\u03011٣²½Ⅻ😀ー\U000e0001\ufff0",
+    *"\U00010fff \U0001fbf0 \U0001d7ce \U00010107 \U000118e0".split(),
+    *"▁▁ -- ... ab 123 e\u0301 日本 カタ ひら 한국 Ελ Пр مر".split(),
     "  ",
-    "▁",
-    "▁▁",
-    "\n",
-    "\t",
-    "\u00a0",
-    "\u3000",
-    "\u200b",
-    "\u0085",
-    "\u1680",
-    "-",
-    "--",
-    ".",
-    "_",
-    "...",
-    "'",
-    "’",
-    "«",
-    "€",
-    "©",
-    "＋",
-    "$",
-    "~",
-    "a",
-    "ab",
-    "e",
-    "é",
-    "e\u0301",
-    "\u0301",
-    "1",
-    "123",
-    "٣",
-    "²",
-    "½",
-    "Ⅻ",
-    "😀",
-    "日本",
-    "カタ",
-    "ひら",
-    "ー",
-    "한국",
-    "Ελ",
-    "Пр",
-    "مر",
-    "\U000e0001",
-    "\U00010fff",
-    "\U0001fbf0",
-    "\ufff0",
 ]
 
 RARE = st.characters(codec=None, exclude_categories=["Cs"])
@@ -255,7 +204,7 @@ RARE = st.characters(codec=None, exclude_categories=["Cs"])
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(sorted(CONFIGS)),
-    text=st.one_of(text_strategy(INTERESTING), st.text(alphabet=RARE, max_size=30)),
+    text=st.one_of(harness.text_strategy(INTERESTING), st.text(alphabet=RARE, max_size=30)),
 )
 def test_pieces_property(name, text):
     problems = piece_problems(name, [text])
@@ -274,8 +223,8 @@ def _revealing(pre: dict, added=()) -> str:
         "trim_offsets": True,
         "use_regex": False,
     }
-    return with_changes(
-        byte_level_base(), pre_tokenizer=seq(pre, byte_level), added_tokens=list(added)
+    return harness.with_changes(
+        harness.byte_level_base(), pre_tokenizer=seq(pre, byte_level), added_tokens=list(added)
     )
 
 
@@ -316,12 +265,12 @@ def _char_bpe() -> dict:
 
 
 def _raw(pre: dict, added=()) -> str:
-    return with_changes(_char_bpe(), pre_tokenizer=pre, added_tokens=list(added))
+    return harness.with_changes(_char_bpe(), pre_tokenizer=pre, added_tokens=list(added))
 
 
 ADDED = [
-    added_token("<|sep|>", special=True, normalized=False, file_id=5000),
-    added_token("word", special=False, normalized=True, file_id=5001),
+    harness.added_token("<|sep|>", special=True, normalized=False, file_id=5000),
+    harness.added_token("word", special=False, normalized=True, file_id=5001),
 ]
 ADDED_TEXTS = [
     "a<|sep|>b",
@@ -338,20 +287,20 @@ END_TO_END_TEXTS = adversarial_strings(200)[::7] + [d[:600] for d in corpus_text
 def test_end_to_end(name):
     config = CONFIGS[name]
     for tokenizer_json in (_revealing(config), _raw(config)):
-        assert_agree(load_pair(tokenizer_json), END_TO_END_TEXTS)
+        harness.assert_agree(harness.load_pair(tokenizer_json), END_TO_END_TEXTS)
     for tokenizer_json in (_revealing(config, ADDED), _raw(config, ADDED)):
-        assert_agree(load_pair(tokenizer_json), ADDED_TEXTS)
+        harness.assert_agree(harness.load_pair(tokenizer_json), ADDED_TEXTS)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(sorted(CONFIGS)),
     raw=st.booleans(),
-    text=text_strategy(INTERESTING + ["<|sep|>", "word"]),
+    text=harness.text_strategy(INTERESTING + ["<|sep|>", "word"]),
 )
 def test_end_to_end_property(name, raw, text):
     build = _raw if raw else _revealing
-    problems = compare_text(load_pair(build(CONFIGS[name], ADDED)), text)
+    problems = harness.compare_text(harness.load_pair(build(CONFIGS[name], ADDED)), text)
     assert not problems, "\n".join(problems)
 
 
