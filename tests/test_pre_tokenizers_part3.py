@@ -156,8 +156,8 @@ def piece_problems(name: str, texts) -> list[str]:
 
 @functools.cache
 def corpus_texts() -> list[str]:
-    docs = corpora.english_docs()[:25] + corpora.code_docs()[:25]
-    docs += [d for docs_ in corpora.multilingual_docs().values() for d in docs_[:3]]
+    docs = corpora.english_docs()[:15] + corpora.code_docs()[:15]
+    docs += [d for docs_ in corpora.multilingual_docs().values() for d in docs_[:2]]
     return [d[:4000] for d in docs]
 
 
@@ -167,15 +167,8 @@ def test_pieces_on_corpora_and_adversarial_text(name):
     assert not problems, f"{len(problems)} texts differ; first:\n" + "\n".join(problems[:8])
 
 
-# The configurations whose pieces depend on the generated tables.
-TABLE_DRIVEN = [
-    "bert",
-    "whitespace",
-    "whitespace_split",
-    "punctuation_MergedWithNext",
-    "digits_runs",
-    "unicode_scripts",
-]
+# Between them, these use every generated table.
+TABLE_DRIVEN = ["bert", "whitespace", "digits_runs", "unicode_scripts"]
 
 
 @pytest.mark.parametrize("name", TABLE_DRIVEN)
