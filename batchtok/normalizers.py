@@ -6,10 +6,18 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+from . import _bert_tables
 from ._unicode_tables import DIFFERENCES, UNIDATA_VERSION
 from .errors import EncodeError
 from .metaspace import Metaspace
 from .onig import OnigPattern, PatternError, escape_literal
+from .precompiled import (
+    Charsmap,
+    CharsmapError,
+    PrecompiledMap,
+    check_regex_tables,
+    decode_charsmap,
+)
 from .spec import Spec, dispatch
 
 # Rust's char::is_whitespace (the White_Space property).
@@ -137,6 +145,117 @@ class Prepend(Normalizer):
         return f"Prepend({self.prepend!r})"
 
 
+def _ranges_table(ranges: str, value: str | None) -> dict[int, str | None]:
+    """A ``str.translate`` table sending every code point of ``ranges`` (generated hex ranges)
+    to ``value``."""
+    table: dict[int, str | None] = {}
+    for item in ranges.split():
+        first, _, last = item.partition("-")
+        for cp in range(int(first, 16), int(last or first, 16) + 1):
+            table[cp] = value
+    return table
+
+
+# BertNormalizer's CJK ranges (U+2B820-2B91F is deliberately absent, as in the library).
+_CJK = re.compile(
+    "([\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f"
+    "\U0002b740-\U0002b81f\U0002b920-\U0002ceaf\uf900-\ufaff\U0002f800-\U0002fa1f])"
+)
+
+
+class BertNormalizer(Normalizer):
+    """clean_text, then CJK padding, then NFD + non-spacing-mark removal, then lowercase, with
+    the library's own char classes (read off the oracle)."""
+
+    _clean = {
+        **_ranges_table(_bert_tables.CLEAN_DELETES, None),
+        **_ranges_table(_bert_tables.CLEAN_SPACES, " "),
+    }
+    _nonspacing = _ranges_table(_bert_tables.NONSPACING_MARKS, None)
+
+    def __init__(
+        self, clean_text: bool, handle_chinese_chars: bool, strip_accents: bool, lowercase: bool
+    ) -> None:
+        self.clean_text, self.handle_chinese_chars = clean_text, handle_chinese_chars
+        self.strip_accents, self.lowercase = strip_accents, lowercase
+        self._nfd = UnicodeForm("NFD") if strip_accents else None
+        self._lower = Lowercase() if lowercase else None
+        # clean_text deletes leading controls; accent stripping deletes leading marks
+        self.keeps_start = not clean_text and not strip_accents
+
+    def normalize(self, text: str) -> str:
+        if self.clean_text:
+            text = text.translate(self._clean)
+        if self.handle_chinese_chars and not text.isascii():
+            text = _CJK.sub(r" \1 ", text)
+        if self._nfd is not None and not text.isascii():
+            text = self._nfd.normalize(text).translate(self._nonspacing)
+        if self._lower is not None:
+            text = self._lower.normalize(text)
+        return text
+
+    def describe(self) -> str:
+        return (
+            f"BertNormalizer(clean_text={self.clean_text}, "
+            f"handle_chinese_chars={self.handle_chinese_chars}, "
+            f"strip_accents={self.strip_accents}, lowercase={self.lowercase})"
+        )
+
+
+class StripAccents(Normalizer):
+    """Deletes combining marks (the library's Mn/Mc/Me table); does not decompose first."""
+
+    keeps_start = False
+    _marks = _ranges_table(_bert_tables.COMBINING_MARKS, None)
+
+    def normalize(self, text: str) -> str:
+        return text if text.isascii() else text.translate(self._marks)
+
+
+class Nmt(Normalizer):
+    """Deletes some control chars and turns some separators into spaces (fixed lists)."""
+
+    keeps_start = False
+    _table = {
+        **{cp: None for cp in [*range(0x1, 0x9), 0xB, *range(0xE, 0x20), 0x7F, 0x8F, 0x9F]},
+        **{
+            cp: " "
+            for cp in [0x9, 0xA, 0xC, 0xD, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029]
+            + [0x2581, 0xFEFF, 0xFFFD]
+        },
+    }
+
+    def normalize(self, text: str) -> str:
+        return text.translate(self._table)
+
+
+class ByteLevelNormalizer(Normalizer):
+    """Each UTF-8 byte of the text as its GPT-2 char."""
+
+    def __init__(self) -> None:
+        # imported here: pre_tokenizers imports this module
+        from .pre_tokenizers import byte_level_map
+
+        self._map = byte_level_map
+
+    def normalize(self, text: str) -> str:
+        return self._map(text)
+
+    def describe(self) -> str:
+        return "ByteLevel"
+
+
+class Precompiled(Normalizer):
+    """SentencePiece's precompiled charsmap, per grapheme cluster (see batchtok.precompiled)."""
+
+    def __init__(self, charsmap: Charsmap) -> None:
+        self.map = PrecompiledMap(charsmap)
+        self.keeps_start = not self.map.deletes
+
+    def normalize(self, text: str) -> str:
+        return self.map.normalize(text)
+
+
 class Sequence(Normalizer):
     def __init__(self, normalizers: list[Normalizer]) -> None:
         self.normalizers = normalizers
@@ -231,7 +350,35 @@ def _prepend(spec: Spec) -> Prepend:
     return Prepend(prepend)
 
 
+def _bert(spec: Spec) -> BertNormalizer:
+    clean_text = spec.boolean("clean_text")
+    handle_chinese_chars = spec.boolean("handle_chinese_chars")
+    strip_accents = spec.boolean("strip_accents", None, nullable=True)
+    lowercase = spec.boolean("lowercase")
+    strip = lowercase if strip_accents is None else strip_accents
+    try:
+        return BertNormalizer(clean_text, handle_chinese_chars, strip, lowercase)
+    except UnicodeVersionError as exc:
+        raise spec.fail("strip_accents", strip_accents, str(exc)) from exc
+
+
+def _precompiled(spec: Spec) -> Precompiled:
+    text = spec.string("precompiled_charsmap")
+    try:
+        check_regex_tables()
+        return Precompiled(Charsmap(decode_charsmap(text)))
+    except CharsmapError as exc:
+        # tokenizers panics on every one of these
+        raise spec.fail("precompiled_charsmap", text[:40], f"unusable charsmap: {exc}") from exc
+
+
 REGISTRY: dict[str, Callable[[Spec], Normalizer]] = {
+    "Bert": _bert,
+    "BertNormalizer": _bert,
+    "StripAccents": lambda s: StripAccents(),
+    "Nmt": lambda s: Nmt(),
+    "ByteLevel": lambda s: ByteLevelNormalizer(),
+    "Precompiled": _precompiled,
     "NFC": lambda s: _unicode_form(s, "NFC"),
     "NFD": lambda s: _unicode_form(s, "NFD"),
     "NFKC": lambda s: _unicode_form(s, "NFKC"),

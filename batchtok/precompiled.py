@@ -1,0 +1,267 @@
+"""The ``Precompiled`` normalizer: SentencePiece's ``precompiled_charsmap``, applied as
+`tokenizers` applies it.
+
+The charsmap is ``u32 LE trie_size`` + a Darts-clone double-array trie of ``trie_size // 4``
+little-endian u32 units + a blob of NUL-terminated UTF-8 replacements. The trie maps UTF-8 keys
+to blob offsets. batchtok walks the whole trie once at load time and keeps a plain
+``key -> replacement`` dict, so encoding never touches the double array.
+
+`tokenizers` normalizes per extended grapheme cluster ``g``: when ``g`` is shorter than 6 UTF-8
+bytes and some key is a prefix of ``g``, the *shortest* such key's replacement stands for the
+whole of ``g`` (chars after that key are dropped); otherwise each char is replaced by its own
+entry, if any. A single char is its own grapheme almost everywhere, so batchtok translates text
+char by char and segments graphemes only inside the short runs of chars that may join (see
+:data:`_JOINS`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import struct
+
+import regex
+
+from ._grapheme_tables import REGEX_FINGERPRINT, REGEX_VERSION, STAND_INS
+
+# Grapheme segmentation of `regex` (checked against the oracle's unicode-segmentation crate on
+# every code point by tests/test_precompiled.py).
+_GRAPHEME = regex.compile(r"\X", regex.DOTALL)
+
+# Chars x that can be joined to the next char in one grapheme (UAX #29 rules GB3, GB6-GB8,
+# GB9b, GB9c, GB11, GB12/13 look at x) and chars y that can be joined to the previous one (GB9,
+# GB9a look at y). Two neighbours with neither x in _LEFT nor y in _RIGHT always have a
+# boundary between them. _JOINS matches runs of chars each of which is in _LEFT or followed by
+# a char in _RIGHT, plus the char after: every multi-char grapheme lies inside one such run,
+# and every run starts and ends on a boundary.
+_LEFT = (
+    r"\r\p{GCB=L}\p{GCB=V}\p{GCB=T}\p{GCB=LV}\p{GCB=LVT}\p{GCB=Prepend}"
+    r"\p{GCB=Regional_Indicator}\p{GCB=ZWJ}\p{InCB=Linker}\p{InCB=Extend}"
+)
+_RIGHT = r"\p{GCB=Extend}\p{GCB=ZWJ}\p{GCB=SpacingMark}"
+_MAY_JOIN = regex.compile(rf"[{_LEFT}{_RIGHT}]")
+_JOINS = regex.compile(rf"((?:[{_LEFT}]|.(?=[{_RIGHT}]))+.)", regex.DOTALL)
+
+
+_STAND_IN_CHARS = re.compile("[" + "".join(map(chr, STAND_INS)) + "]")
+
+
+def check_regex_tables() -> None:
+    """Raise :class:`CharsmapError` unless the installed ``regex`` has the grapheme properties
+    the stand-in table was checked against (hashing them costs about a second, once)."""
+    global _regex_checked
+    if _regex_checked or regex.__version__ == REGEX_VERSION:
+        return
+    from hashlib import sha256
+
+    text = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    digest = sha256()
+    for name in _PROPERTIES:
+        members = regex.findall(rf"\p{{{name}}}", text)
+        digest.update(name.encode() + b":" + "".join(members).encode("utf-8", "surrogatepass"))
+    if digest.hexdigest() != REGEX_FINGERPRINT:
+        raise CharsmapError(
+            f"grapheme clusters were verified with regex {REGEX_VERSION}; the installed regex "
+            f"{regex.__version__} has other Unicode tables"
+        )
+    _regex_checked = True
+
+
+_regex_checked = False
+# Must list the same properties, in the same order, as tests/tools/gen_grapheme_tables.py.
+_PROPERTIES = [f"GCB={v}" for v in "CR LF Control Extend ZWJ Regional_Indicator Prepend".split()]
+_PROPERTIES += [f"GCB={v}" for v in "SpacingMark L V T LV LVT".split()]
+_PROPERTIES += ["Extended_Pictographic", "InCB=Linker", "InCB=Consonant", "InCB=Extend"]
+
+
+class CharsmapError(ValueError):
+    """The charsmap cannot be read, or `tokenizers` would panic on it."""
+
+
+def _units(data: bytes) -> tuple[tuple[int, ...], bytes]:
+    if len(data) < 4:
+        raise CharsmapError("shorter than its 4-byte trie size")
+    (trie_size,) = struct.unpack_from("<I", data)
+    count = trie_size // 4
+    if 4 + 4 * count > len(data):
+        raise CharsmapError(f"trie of {trie_size} bytes but only {len(data) - 4} follow")
+    if count == 0:
+        raise CharsmapError("empty trie: tokenizers panics on the first lookup")
+    return struct.unpack_from(f"<{count}I", data, 4), data[4 + 4 * count :]
+
+
+def _offset(unit: int) -> int:
+    return (unit >> 10) << ((unit & 0x200) >> 6)
+
+
+def _char_length(lead: int) -> int:
+    """UTF-8 length of a char from its first byte; 0 where no char of valid text starts."""
+    if lead < 0x80:
+        return 1
+    if 0xC2 <= lead < 0xE0:
+        return 2
+    if 0xE0 <= lead < 0xF0:
+        return 3
+    if 0xF0 <= lead < 0xF5:
+        return 4
+    return 0
+
+
+class Charsmap:
+    """A ``precompiled_charsmap`` read as the library reads it.
+
+    Reproduces the library's walk: from the root, byte ``c`` leads from a node at ``pos`` to
+    ``pos ^ offset(unit[pos]) ^ c`` when that unit's label is ``c``; a node whose unit has the
+    leaf bit ends a key, whose value (a blob offset) sits at the node's base. Loading raises
+    :class:`CharsmapError` where the library refuses the bytes or where a walk could read
+    outside the array or the strings (the library panics there).
+    """
+
+    def __init__(self, data: bytes) -> None:
+        units, blob = _units(data)
+        try:
+            blob.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CharsmapError("the replacement strings are not UTF-8") from exc
+        self._units, self._blob = units, blob
+        self._strings: dict[int, str] = {}
+        size = len(units)
+        # Every unit labelled with a byte may be a node reached by some walk: its children and
+        # its value must lie inside the array, and its value on a char of the strings.
+        children: dict[int, list[tuple[int, int]]] = {}
+        for pos, unit in enumerate(units):
+            label = unit & 0x800000FF
+            if 0 < label < 256:
+                base = pos ^ _offset(unit)
+                if base | 0xFF >= size:
+                    raise CharsmapError(f"the children of trie unit {pos} lie outside the array")
+                if (unit >> 8) & 1:
+                    self.string(units[base] & 0x7FFFFFFF)
+                children.setdefault(pos ^ label, []).append((label, pos))
+        # whether some key maps to nothing (then leading text can vanish)
+        self.deletes = "" in self._strings.values()
+        self._root = _offset(units[0])
+        if self._root | 0xFF >= size:
+            raise CharsmapError("the children of the trie root lie outside the array")
+        self.chars, self.starts = self._single_chars(children)
+
+    def string(self, offset: int) -> str:
+        """The NUL-terminated replacement at ``offset`` of the strings blob."""
+        found = self._strings.get(offset)
+        if found is None:
+            blob = self._blob
+            if offset > len(blob) or (offset < len(blob) and 0x80 <= blob[offset] < 0xC0):
+                raise CharsmapError(f"a trie value ({offset}) points inside a char or past the end")
+            end = blob.find(b"\0", offset)
+            found = blob[offset : len(blob) if end < 0 else end].decode("utf-8")
+            self._strings[offset] = found
+        return found
+
+    def _single_chars(
+        self, children: dict[int, list[tuple[int, int]]]
+    ) -> tuple[dict[int, str], frozenset[str]]:
+        """Walk every path of valid UTF-8 up to its first whole char: that char's replacement,
+        if its node ends a key, and whether longer keys start with it."""
+        units = self._units
+        chars: dict[int, str] = {}
+        starts: set[str] = set()
+        stack = [(self._root, b"", 0)]
+        while stack:
+            base, key, length = stack.pop()
+            for label, pos in children.get(base, ()):
+                if not key:
+                    length = _char_length(label)
+                    if not length:
+                        continue
+                elif not 0x80 <= label < 0xC0:
+                    continue
+                unit = units[pos]
+                child_key = key + bytes((label,))
+                child_base = pos ^ _offset(unit)
+                is_key = (unit >> 8) & 1
+                if len(child_key) < length:
+                    if is_key:
+                        # a key ending inside a char would replace part of a char; SentencePiece
+                        # never builds one
+                        raise CharsmapError(f"trie key {child_key!r} ends inside a char")
+                    stack.append((child_base, child_key, length))
+                    continue
+                try:
+                    char = child_key.decode("utf-8")
+                except UnicodeDecodeError:
+                    continue  # a surrogate or overlong form: no text walks here
+                if is_key:
+                    chars[ord(char)] = self.string(units[child_base] & 0x7FFFFFFF)
+                if children.get(child_base):
+                    starts.add(char)
+        return chars, frozenset(starts)
+
+    def transform(self, chunk: str) -> str | None:
+        """The replacement of the shortest key that is a prefix of ``chunk``, if any."""
+        units = self._units
+        pos = self._root
+        for byte in chunk.encode("utf-8"):
+            if byte == 0:
+                break
+            pos ^= byte
+            unit = units[pos]
+            if unit & 0x800000FF != byte:
+                return None
+            pos ^= _offset(unit)
+            if (unit >> 8) & 1:
+                return self.string(units[pos] & 0x7FFFFFFF)
+        return None
+
+
+class PrecompiledMap:
+    """A parsed charsmap, applied as `tokenizers`' ``Precompiled`` normalizer applies it."""
+
+    def __init__(self, charsmap: Charsmap) -> None:
+        self.charsmap = charsmap
+        self._chars = charsmap.chars
+        self._starts = charsmap.starts | {chr(c) for c in charsmap.chars}
+        self.deletes = charsmap.deletes
+
+    def normalize(self, text: str) -> str:
+        """``text`` with the charsmap applied grapheme by grapheme, as the library does."""
+        chars = self._chars
+        if text.isascii():
+            if "\r\n" not in text:
+                return text.translate(chars)
+        elif _MAY_JOIN.search(text) is None:
+            return text.translate(chars)
+        # Clusters are found on ``seg`` (the oracle's classes, as chars regex knows) and cut
+        # out of ``text`` by length.
+        seg = text if _STAND_IN_CHARS.search(text) is None else text.translate(STAND_INS)
+        out = []
+        at = 0
+        for i, part in enumerate(_JOINS.split(seg)):
+            original = text[at : at + len(part)]
+            at += len(part)
+            if i % 2 == 0:
+                out.append(original.translate(chars))
+                continue
+            lengths = [len(g) for g in _GRAPHEME.findall(part)]
+            if len(lengths) == len(part):
+                out.append(original.translate(chars))
+                continue
+            start = 0
+            for length in lengths:
+                grapheme = original[start : start + length]
+                start += length
+                if length > 1 and grapheme[0] in self._starts and len(grapheme.encode("utf-8")) < 6:
+                    found = self.charsmap.transform(grapheme)
+                    if found is not None:
+                        out.append(found)
+                        continue
+                out.append(grapheme.translate(chars))
+        return "".join(out)
+
+
+def decode_charsmap(text: str) -> bytes:
+    """The bytes of a ``precompiled_charsmap`` field (standard base64 with padding)."""
+    try:
+        return base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError) as exc:
+        raise CharsmapError(f"not standard base64: {exc}") from exc
