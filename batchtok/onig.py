@@ -60,6 +60,9 @@ _LONG_NAMES = {
     "other": "C",
 }
 _ESCAPE_CLASSES = {"s": "\\s", "d": "\\d", "w": "\\w", "h": "\\h"}
+# Inside brackets Oniguruma's \w leaves out the six digit-like No chars (²³¹¼½¾) that a bare \w
+# matches; the table "\w[]" is that class-internal set (its native rendering is still \w).
+_IN_CLASS = {"\\w": "\\w[]"}
 _LITERAL_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "a": "\a", "e": "\x1b"}
 
 
@@ -369,6 +372,8 @@ class _Parser:
             return ref
         if c.lower() in _ESCAPE_CLASSES:
             name = _ESCAPE_CLASSES[c.lower()]
+            if in_class and name in _IN_CLASS:
+                name = _IN_CLASS[name]
             self.classes.add(name)
             return _ClassRef(name, c.isupper())
         if c in _LITERAL_ESCAPES:

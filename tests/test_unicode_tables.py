@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from tokenizers import Regex
+from tokenizers.pre_tokenizers import Split
 
 from batchtok import _onig_tables, _unicode_tables
 from batchtok.onig import OnigPattern, PatternError
@@ -30,6 +32,9 @@ def test_normalizer_tables_match_the_oracle():
         r"\p{Letter}+",
         r"\p{Mn}",
         r"[^\p{Lo}]+",
+        r"[^\w\s]+",  # inside brackets \w leaves out ²³¹¼½¾, unlike a bare \w
+        r"[\W]",
+        r"[a\w]+",
     ],
 )
 def test_every_path_agrees_with_the_oracle_on_every_code_point(pattern):
@@ -44,6 +49,14 @@ def test_every_path_agrees_with_the_oracle_on_every_code_point(pattern):
     ascii_text = "".join(map(chr, range(128)))
     got_ascii = sorted({ord(c) for piece in compiled.findall(ascii_text) or [] for c in piece})
     assert got_ascii == [c for c in expected if c < 128]
+
+
+def test_whitespace_pattern_keeps_digit_like_signs_with_punctuation():
+    r"""Whitespace's pattern: '¼' is \w alone but also in [^\w\s], so ':¼' stays one piece."""
+    pattern = r"\w+|[^\w\s]+"
+    for text in [":¼", "x:¹ ²", "a½b", "³"]:
+        oracle = Split(Regex(pattern), "removed", invert=True).pre_tokenize_str(text)
+        assert OnigPattern(pattern).findall(text) == [piece for piece, _ in oracle]
 
 
 @pytest.mark.parametrize(

@@ -81,6 +81,8 @@ def table() -> dict[str, str]:
         out[name] = encode_ranges(to_ranges(members(rf"\p{{{name}}}", text)))
     for name, pattern in ESCAPES.items():
         out["\\" + name] = encode_ranges(to_ranges(members(pattern, text)))
+    # Oniguruma computes \w inside a bracket class from other tables than a bare \w.
+    out["\\w[]"] = encode_ranges(to_ranges(members(r"[\w]", text)))
     return out
 
 
