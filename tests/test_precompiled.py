@@ -1,0 +1,149 @@
+"""The Precompiled normalizer against the oracle, with real SentencePiece charsmaps.
+
+Charsmaps come from tiny models trained at test time with each built-in normalization rule
+(``sentencepiece`` is a test-only dependency). batchtok's ``normalize`` is compared with the
+oracle's ``normalize_str`` on corpora, adversarial text, every code point and hypothesis
+text, and whole tokenizer.json files compare ids, tokens and decode. The grapheme-cluster
+stand-in table is regenerated from the oracle (slow) and compared.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import struct
+
+import pytest
+import tokenizers
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from batchtok import Tokenizer, TokenizerFileError, _grapheme_tables
+from batchtok.normalizers import read_normalizer
+from tests.support.adversarial import adversarial_strings
+from tests.support.corpora import multilingual_docs, sample_docs
+from tests.support.oracle_harness import assert_agree, byte_level_base, load_pair, with_changes
+from tests.tools.gen_onig_tables import _all_chars
+
+pytest.importorskip("sentencepiece")
+from tests.tools import gen_grapheme_tables as gen  # noqa: E402
+
+RULES = ["nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf"]
+
+GRAPHEMES = [
+    "e\u0301\u0302 a\u0308 n\u0303 \r\n x\r\ny \u1100\u1161\u11a8 \uac00\u11a8 \u0915\u094d\u0937",
+    "👩‍👩‍👧 🇫🇷🇩🇪🇦 ✔️ ❤️ 👍🏽 #️⃣ 🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
+    "ﬁ ﬀ ① ² ½ Ⅻ ㍻ ｶﾞ ﾟ ᄀ\u1161 \u0600a \u05c8a a\u05c8 \u00a9\u200d\U0001f7da",
+    "\u0301start \u200d\u200d x\u0345\u0345 \u0e01\u0e33 \u0b95\u0bcd\u0bb7 ゙か゚",
+]
+
+
+@functools.cache
+def charsmap(rule: str) -> str:
+    return base64.b64encode(gen.spm_charsmap(rule_name=rule)).decode()
+
+
+def precompiled(rule: str) -> dict:
+    return {"type": "Precompiled", "precompiled_charsmap": charsmap(rule)}
+
+
+@functools.cache
+def pair(rule: str):
+    config = precompiled(rule)
+    return read_normalizer(config, "normalizer"), tokenizers.normalizers.Precompiled(
+        base64.b64decode(charsmap(rule))
+    )
+
+
+@functools.cache
+def docs() -> list[str]:
+    every_language = [d[:3000] for texts in multilingual_docs().values() for d in texts[:12]]
+    return (
+        GRAPHEMES
+        + adversarial_strings(max_chars=3000)
+        + every_language
+        + sample_docs("english", 20, max_chars=3000)
+    )
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_normalize_matches_the_oracle(rule):
+    ours, theirs = pair(rule)
+    bad = [d for d in docs() + [_all_chars()] if ours.normalize(d) != theirs.normalize_str(d)]
+    assert not bad, f"{len(bad)} texts differ; first: {bad[0][:80]!r}"
+
+
+@pytest.mark.parametrize("rule", ["nmt_nfkc", "nfkc_cf"])
+def test_whole_tokenizer_matches_the_oracle(rule):
+    tokenizer = load_pair(with_changes(byte_level_base(), normalizer=precompiled(rule)))
+    assert_agree(tokenizer, GRAPHEMES + adversarial_strings(max_chars=400)[:150])
+
+
+def test_in_a_sequence_with_spaces_and_metaspace_lineage():
+    """The normalizer chain of converted T5/ALBERT files: Precompiled then Replace spaces."""
+    config = {
+        "type": "Sequence",
+        "normalizers": [
+            precompiled("nmt_nfkc"),
+            {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "},
+        ],
+    }
+    assert_agree(load_pair(with_changes(byte_level_base(), normalizer=config)), GRAPHEMES)
+
+
+WIDE = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
+PIECES = st.lists(st.sampled_from(list("".join(GRAPHEMES))), max_size=24).map("".join)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=WIDE | PIECES, rule=st.sampled_from(RULES))
+def test_hypothesis(text, rule):
+    ours, theirs = pair(rule)
+    assert ours.normalize(text) == theirs.normalize_str(text)
+
+
+def test_keeps_start():
+    """nmt_nfkc deletes controls (a fragment's first char may vanish); nfkc maps none to ''."""
+    assert pair("nmt_nfkc")[0].keeps_start is False
+    assert pair("nfkc")[0].normalize("\x01a") == pair("nfkc")[1].normalize_str("\x01a")
+
+
+def _units(*units: int, blob: bytes = b"") -> str:
+    body = struct.pack(f"<{len(units)}I", *units)
+    return base64.b64encode(struct.pack("<I", len(body)) + body + blob).decode()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "",  # the oracle: Cannot parse precompiled_charsmap
+        None,  # the oracle: invalid type
+        "not base64!",
+        base64.b64encode(b"\x00\x00").decode(),  # shorter than its size field
+        _units(),  # an empty trie: the oracle panics on the first lookup
+        base64.b64encode(struct.pack("<I", 8) + b"\0\0\0\0").decode(),  # truncated trie
+        _units(0, blob=b"\xff\0"),  # replacements not UTF-8
+        _units(1 << 10),  # the root's children outside the array
+    ],
+)
+def test_refusals_name_the_path(value):
+    config = {"type": "Precompiled", "precompiled_charsmap": value}
+    with pytest.raises(TokenizerFileError) as err:
+        Tokenizer.from_str(with_changes(byte_level_base(), normalizer=config))
+    assert "normalizer.precompiled_charsmap" in str(err.value)
+    # the oracle refuses too (it panics, at load or at the first normalize)
+    with pytest.raises(BaseException):  # noqa: B017
+        loaded = tokenizers.Tokenizer.from_str(with_changes(byte_level_base(), normalizer=config))
+        loaded.encode("abc")
+
+
+def test_unknown_field_is_refused():
+    config = {**precompiled("nfkc"), "extra": 1}
+    with pytest.raises(TokenizerFileError, match="normalizer.extra"):
+        read_normalizer(config, "normalizer")
+
+
+@pytest.mark.slow
+def test_grapheme_stand_ins_match_the_oracle():
+    assert gen.stand_ins() == _grapheme_tables.STAND_INS
+    assert gen.regex_fingerprint() == _grapheme_tables.REGEX_FINGERPRINT
