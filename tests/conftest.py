@@ -13,7 +13,7 @@ pytest.register_assert_rewrite("tests.oracle", "tests.support.oracle_harness")
 import tokenizers  # noqa: E402
 
 import batchtok  # noqa: E402
-from tests.support.fixtures import tokenizer_path  # noqa: E402
+from tests.support.fixtures import fixture_path, part3_names  # noqa: E402
 
 BYTE_LEVEL_FILES = ("llama3", "qwen3", "gpt4o", "gpt35turbo")
 # The SentencePiece-BPE lineage: Llama-2's layout, its Mistral-layout twin, Gemma 3.
@@ -39,9 +39,9 @@ def mistral_layout(llama2: dict) -> dict:
 @functools.cache
 def tokenizer_json(name: str) -> str:
     if name == "llama2-mistral":
-        llama2 = json.loads(tokenizer_path("llama2").read_text(encoding="utf-8"))
+        llama2 = json.loads(fixture_path("llama2").read_text(encoding="utf-8"))
         return json.dumps(mistral_layout(llama2), ensure_ascii=False)
-    return tokenizer_path(name).read_text(encoding="utf-8")
+    return fixture_path(name).read_text(encoding="utf-8")
 
 
 @functools.cache
@@ -51,6 +51,13 @@ def load_pair(name: str) -> tuple[batchtok.Tokenizer, tokenizers.Tokenizer]:
 
 
 REAL_FILES = BYTE_LEVEL_FILES + SENTENCEPIECE_FILES
+
+# Issue-5 fixtures (tests/support/fixtures.py): the real all-MiniLM-L6-v2 file, SentencePiece
+# Unigram files converted by transformers, files trained by tokenizers' own trainers, and the
+# kitchen sinks. The ones batchtok refuses are checked to name their JSON path instead.
+REFUSED_PART3 = ("ks-unigram-metaspace-first-nosplit",)
+PART3_FILES = tuple(n for n in part3_names() if n not in REFUSED_PART3)
+ALL_FILES = REAL_FILES + PART3_FILES
 
 
 @pytest.fixture(params=REAL_FILES)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import REAL_FILES, load_pair
+from tests.conftest import ALL_FILES, load_pair
 
 INTERESTING = [
     " ",
@@ -55,6 +55,22 @@ INTERESTING = [
     "<start_of_turn>",
     "\U0001f9ec",
     "\u0e01",
+    # WordPiece, BERT and T5 / XLM-R specials, suffixes, digits, punctuation, CJK
+    "[CLS]",
+    "[SEP]",
+    "[UNK]",
+    "[MASK]",
+    "##",
+    "</w>",
+    "<extra_id_0>",
+    "<mask>",
+    "<pad>",
+    "2024",
+    "...",
+    "don't",
+    "中文",
+    "ﬁ",
+    "Ⅻ",
 ]
 
 text = st.lists(st.one_of(st.text(max_size=12), st.sampled_from(INTERESTING)), max_size=12).map(
@@ -86,5 +102,5 @@ def _property(name: str):
     return test
 
 
-for _name in REAL_FILES:
+for _name in ALL_FILES:
     globals()[f"test_arbitrary_text_{_name.replace('-', '_')}"] = _property(_name)

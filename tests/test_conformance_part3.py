@@ -1,0 +1,140 @@
+"""Every issue-5 fixture against the oracle: WordPiece, WordLevel, Unigram (with Precompiled),
+classic BPE with suffix / prefix, and the kitchen-sink files that carry every remaining
+normalizer, pre-tokenizer, added-token flag, truncation and padding in their JSON.
+
+Each file is checked over every corpus kind (English, code, each language, adversarial
+strings), single and pair inputs, with the full Encoding compared (ids, tokens, type ids,
+attention mask, special-tokens mask, overflowing pieces) and decode both ways. The corpora are
+sampled (a few hundred KB per kind and file) to keep 25 files inside CI's time; the seven
+byte-level and SentencePiece-BPE files run over the whole corpora in test_conformance.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import PART3_FILES, REFUSED_PART3, load_pair, tokenizer_json
+from tests.oracle import assert_conforms
+from tests.support import adversarial, corpora
+
+# Documents per corpus kind, each cut to this many chars.
+DOCS, CHARS = 60, 3000
+
+
+def _docs(kind: str) -> list[str]:
+    if kind == "adversarial":
+        return adversarial.adversarial_strings()
+    if kind == "multilingual":
+        return [d for lang in sorted(corpora.multilingual_docs()) for d in _lang(lang)]
+    return corpora.sample_docs(kind, DOCS, CHARS)
+
+
+def _lang(lang: str) -> list[str]:
+    return corpora.sample_docs(lang, 6, CHARS)
+
+
+def _same_encoding(a, b, where: str) -> None:
+    assert a.ids == b.ids, f"ids differ for {where}"
+    assert a.tokens == b.tokens, f"tokens differ for {where}"
+    assert a.type_ids == b.type_ids, f"type ids differ for {where}"
+    assert a.attention_mask == b.attention_mask, f"attention mask differs for {where}"
+    assert a.special_tokens_mask == b.special_tokens_mask, f"special mask differs for {where}"
+    assert len(a.overflowing) == len(b.overflowing), f"overflowing count differs for {where}"
+    for i, (x, y) in enumerate(zip(a.overflowing, b.overflowing)):
+        _same_encoding(x, y, f"{where}, overflowing[{i}]")
+
+
+def _outcome(encode):
+    try:
+        return encode()
+    except Exception as exc:  # noqa: BLE001 - both libraries must fail on the same inputs
+        return exc
+
+
+def _same_batch(ours, ref, inputs: list, add: bool) -> None:
+    theirs = _outcome(lambda: ref.encode_batch(inputs, add_special_tokens=add))
+    mine = _outcome(lambda: ours.encode_batch(inputs, add_special_tokens=add))
+    if isinstance(theirs, Exception):
+        assert isinstance(mine, Exception), f"the oracle fails ({theirs}), batchtok does not"
+        return
+    assert not isinstance(mine, Exception), f"batchtok fails ({mine!r}), the oracle does not"
+    for i, (a, b) in enumerate(zip(mine, theirs)):
+        _same_encoding(a, b, f"input {i}: {str(inputs[i])[:80]!r}")
+    ids = [e.ids for e in theirs]
+    assert (
+        ours.encode_batch_ids(
+            [x if isinstance(x, str) else x[0] for x in inputs],
+            add,
+            None if isinstance(inputs[0], str) else [x[1] for x in inputs],
+        )
+        == ids
+    ), "encode_batch_ids differs from encode_batch"
+
+
+@pytest.fixture(params=PART3_FILES)
+def part3_pair(request):
+    return (request.param, *load_pair(request.param))
+
+
+@pytest.mark.parametrize("kind", ["english", "code", "multilingual", "adversarial"])
+def test_ids_and_decode(part3_pair, kind):
+    _, ours, ref = part3_pair
+    docs = _docs(kind)
+    if ours.padding is None and ours.truncation is None:
+        assert_conforms(ours, ref, docs)
+        return
+    # Padding and truncation shape the batch: compare whole batches, then decode.
+    for start in range(0, len(docs), 50):
+        for add in (True, False):
+            _same_batch(ours, ref, docs[start : start + 50], add)
+
+
+@pytest.mark.parametrize("kind", ["english", "code", "multilingual"])
+def test_full_encodings_single_and_pair(part3_pair, kind):
+    _, ours, ref = part3_pair
+    docs = _docs(kind)[:40]
+    for add in (True, False):
+        _same_batch(ours, ref, docs, add)
+        pairs = list(zip(docs, reversed(docs)))
+        _same_batch(ours, ref, pairs, add)
+
+
+def test_truncation_and_padding_through_the_api(part3_pair):
+    """The file's own settings replaced through the API, on both sides alike."""
+    ours, ref = _fresh(part3_pair[0])  # the session's cached pair stays as the file says
+    docs = _docs("english")[:12] + _docs("multilingual")[::40]
+    pairs = list(zip(docs, reversed(docs)))
+    for strategy, direction, stride in [
+        ("longest_first", "right", 0),
+        ("only_first", "left", 3),
+        ("longest_first", "left", 5),
+    ]:
+        for t in (ours, ref):
+            t.enable_truncation(40, stride=stride, strategy=strategy, direction=direction)
+            t.enable_padding(direction="left", pad_id=0, pad_to_multiple_of=8)
+        for add in (True, False):
+            _same_batch(ours, ref, docs, add)
+            _same_batch(ours, ref, pairs, add)
+    for t in (ours, ref):
+        t.no_truncation()
+        t.no_padding()
+    _same_batch(ours, ref, pairs, True)
+
+
+def _fresh(name: str):
+    import tokenizers
+
+    import batchtok
+
+    text = tokenizer_json(name)
+    return batchtok.Tokenizer.from_str(text), tokenizers.Tokenizer.from_str(text)
+
+
+@pytest.mark.parametrize("name", REFUSED_PART3)
+def test_files_batchtok_refuses_name_their_path(name):
+    import batchtok
+    from batchtok import TokenizerFileError
+
+    with pytest.raises(TokenizerFileError) as info:
+        batchtok.Tokenizer.from_str(tokenizer_json(name))
+    assert info.value.path and info.value.reason
