@@ -170,7 +170,6 @@ class Tokenizer:
         truncation = component("truncation", read_truncation)
         padding = component("padding", read_padding)
         model = read_model(top.raw("model"), "model")
-        _check_metaspace_first(pre_tokenizer, normalizer)
         for key in data:
             if key not in TOP_LEVEL_KEYS:
                 raise top.fail(
@@ -503,27 +502,6 @@ class Tokenizer:
             f"vocab size: {self.get_vocab_size()} ({len(self.model.vocab)} in the model)",
         ]
         return "\n".join(lines)
-
-
-def _check_metaspace_first(pre: PreTokenizer | None, normalizer: Normalizer | None) -> None:
-    """Metaspace "first" asks whether a piece starts at offset 0 of the input; a normalizer
-    that may drop leading text moves that offset, which batchtok does not track."""
-    from .pre_tokenizers import MetaspacePreTokenizer
-    from .pre_tokenizers import Sequence as PreSequence
-
-    first = pre.pretokenizers[0] if isinstance(pre, PreSequence) and pre.pretokenizers else pre
-    if (
-        isinstance(first, MetaspacePreTokenizer)
-        and first.metaspace.prepend_scheme == "first"
-        and normalizer is not None
-        and not normalizer.keeps_start
-    ):
-        raise TokenizerFileError(
-            "pre_tokenizer",
-            "first",
-            "Metaspace prepend_scheme 'first' after a normalizer that can remove leading text "
-            "(Strip, or Replace with empty content) depends on offsets batchtok does not track",
-        )
 
 
 def _refuse_constant(name: str):
