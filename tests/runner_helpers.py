@@ -110,16 +110,25 @@ def oracle(path: str = str(GPT2)) -> tokenizers.Tokenizer:
 def oracle_ids(
     text: Sequence[str],
     *,
+    pairs: Sequence[str] | None = None,
     add_special_tokens: bool = True,
     special_as_text: bool = False,
-    max_length: int = 0,
+    max_length: int | str = "tokenizer",
+    strategy: str = "longest_first",
+    direction: str = "right",
     path: Path = GPT2,
 ) -> list[list[int]]:
+    """``tokenizers``' ids for each text (and pair), unpadded, with the truncation a job's
+    ``encode.max_length`` (and strategy, direction) would give."""
     ref = tokenizers.Tokenizer.from_file(str(path))
     ref.encode_special_tokens = special_as_text
-    if max_length:
-        ref.enable_truncation(max_length)
-    return [e.ids for e in ref.encode_batch(list(text), add_special_tokens=add_special_tokens)]
+    ref.no_padding()
+    if isinstance(max_length, int):
+        ref.enable_truncation(max_length, strategy=strategy, direction=direction)
+    elif max_length == "none":
+        ref.no_truncation()
+    inputs = list(text) if pairs is None else list(zip(text, pairs))
+    return [e.ids for e in ref.encode_batch(inputs, add_special_tokens=add_special_tokens)]
 
 
 def visible_files(out: Path) -> list[str]:

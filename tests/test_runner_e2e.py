@@ -56,8 +56,12 @@ def test_the_example_job_runs_out_of_the_box(tmp_path: Path) -> None:
     assert meta["encode"] == {
         "add_special_tokens": True,
         "special_tokens_in_text": "special",
-        "max_length": 0,
+        "truncation": None,
+        "truncation_from": None,
+        "padding": None,
+        "tokenizer_padding_not_applied": None,
     }
+    assert meta["input"]["pair_column"] is None
     assert meta["output"]["dtype"] == "int32" and len(meta["input"]["content_xxh3_128"]) == 32
     report = summary(out)
     assert report["status"] == "success" and report["rows"]["written"] == source.num_rows

@@ -2,14 +2,16 @@
 
 A shard's **cache key** is the xxh3-128 of
 
-* the text column's *content* in the shard's row groups: per row, its UTF-8 bytes and length
-  (null distinguished from empty). Decoded values are hashed, so re-compressing or
-  re-encoding the input does not change the key, and batch sizes never do;
+* the *content* of the text column, and of the pair column when the job has one, in the
+  shard's row groups: per row, its UTF-8 bytes and length (null distinguished from empty).
+  Decoded values are hashed, so re-compressing or re-encoding the input does not change the
+  key, and batch sizes never do;
 * the stored bytes of every other input column copied to the output (a change to any kept
   column must reach the output; hashing stored bytes is cheap and errs on the safe side: a
   re-encoded file recomputes);
 * the kept columns' names and types;
-* the exact bytes of the tokenizer file, the engine version, the encode options and the output
+* the exact bytes of the tokenizer file, the engine version, the encode options as applied
+  (truncation whether from the job or the tokenizer file, special tokens) and the output
   format (dtype, column names, compression, bad-row policy, row-group size), and this module's
   :data:`CACHE_FORMAT`.
 
@@ -111,8 +113,8 @@ class RowGroupHash:
 
     digest: str
     rows: int
-    nulls: int
-    text_bytes: int  # UTF-8 bytes of the text column
+    nulls: int  # rows where the text (or the pair) is null
+    text_bytes: int  # UTF-8 bytes of the text column (and the pair column)
 
     def to_json(self) -> list:
         return [self.digest, self.rows, self.nulls, self.text_bytes]
@@ -132,19 +134,32 @@ def _column_chunk_range(meta: pq.RowGroupMetaData, leaf: int) -> tuple[int, int]
 
 
 def hash_row_groups(
-    path: str, text_column: str, keep_leaves: tuple[int, ...], batch_rows: int = 8192
+    path: str, text_columns: tuple[str, ...], keep_leaves: tuple[int, ...], batch_rows: int = 8192
 ) -> list[RowGroupHash]:
-    """Content hash of every row group of one input file (reads the text column, streamed)."""
+    """Content hash of every row group of one input file (reads the text column and the pair
+    column, if any: ``text_columns``, streamed)."""
     pf = pq.ParquetFile(path, buffer_size=READ_CHUNK)
     meta = pf.metadata
     out = []
     with open(path, "rb") as raw:
         for i in range(meta.num_row_groups):
-            hasher = TextHasher()
+            hashers = [TextHasher() for _ in text_columns]
+            nulls = 0
             for batch in pf.iter_batches(
-                batch_size=batch_rows, row_groups=[i], columns=[text_column], use_threads=False
+                batch_size=batch_rows,
+                row_groups=[i],
+                columns=list(text_columns),
+                use_threads=False,
             ):
-                hasher.update(batch.column(0))
+                for hasher, name in zip(hashers, text_columns):
+                    hasher.update(batch.column(name))
+                if len(text_columns) > 1:
+                    import pyarrow.compute as pc
+
+                    valid = [pc.is_valid(batch.column(name)) for name in text_columns]
+                    nulls += len(batch) - (pc.sum(pc.and_(*valid)).as_py() or 0)
+                else:
+                    nulls += batch.column(0).null_count
             kept = xxhash.xxh3_128()
             rg = meta.row_group(i)
             for leaf in keep_leaves:
@@ -157,8 +172,10 @@ def hash_row_groups(
                         raise OSError(f"{path}: truncated column chunk in row group {i}")
                     kept.update(chunk)
                     remaining -= len(chunk)
-            digest = hex128(f"text={hasher.hexdigest()};kept={kept.hexdigest()}".encode())
-            out.append(RowGroupHash(digest, hasher.rows, hasher.nulls, hasher.text_bytes))
+            text = ";pair=".join(h.hexdigest() for h in hashers)
+            digest = hex128(f"text={text};kept={kept.hexdigest()}".encode())
+            rows, text_bytes = hashers[0].rows, sum(h.text_bytes for h in hashers)
+            out.append(RowGroupHash(digest, rows, nulls, text_bytes))
     return out
 
 
@@ -175,6 +192,7 @@ def fingerprint(
     engine_version: str,
     tokenizer_xxh3: str,
     text_column: str,
+    pair_column: str | None,
     keep_schema: pa.Schema,
     encode_options: dict[str, Any],
     output_format: dict[str, Any],
@@ -189,6 +207,8 @@ def fingerprint(
         "encode": encode_options,
         "output": output_format,
     }
+    if pair_column is not None:
+        doc["pair_column"] = pair_column
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
 

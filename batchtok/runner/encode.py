@@ -1,13 +1,22 @@
-"""The runner's side of encoding: load the tokenizer once, truncate, dedup, count special tokens.
+"""The runner's side of encoding: load the tokenizer once, set its truncation, dedup, count
+special tokens.
 
-The engine knows nothing of jobs; this module turns a job's encode options into calls of
-:meth:`batchtok.Tokenizer.encode_batch_ids`.
+The engine knows nothing of jobs; this module turns a job's encode options into settings of
+the loaded :class:`batchtok.Tokenizer` and calls of its ``encode_batch_ids``.
 
-Truncation (``encode.max_length``) follows `tokenizers` for a single sequence, direction right,
-no stride: the text's ids are cut to ``max_length`` minus the number of special tokens the
-post-processor adds (when ``add_special_tokens``), then those are added. The special tokens are
-read off the loaded tokenizer once (:class:`TokenizerFacts`); a ``max_length`` smaller than
-their count is refused, since `tokenizers` then silently does not truncate at all.
+**Truncation is the engine's**, as `tokenizers` applies it (:func:`configure_tokenizer`):
+``encode.max_length = "tokenizer"`` keeps the truncation the tokenizer file carries (if any),
+``"none"`` turns it off, a number sets ``enable_truncation(max_length, stride=0, strategy,
+direction)`` from ``encode.truncation_strategy`` and ``encode.truncation_direction``. The runner
+writes ``encode(...).ids`` only, the first window: a stride decides the overflowing windows,
+never that one, so the job has no stride key (a stride in the tokenizer file is kept, as
+`tokenizers` keeps it, since it decides which rows `tokenizers` refuses). Settings that
+`tokenizers` would silently ignore or fail on for every truncated row are refused before any
+work (:func:`check_against_job`).
+
+**Padding is never applied**: ids are written unpadded whatever the tokenizer file says
+(padding is a batch-collation concern, and padding a batch of rows to its longest would make
+the ids depend on which rows share a batch).
 """
 
 from __future__ import annotations
@@ -15,11 +24,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from batchtok import EncodeError, TokenizerFileError, __version__
 
@@ -30,7 +40,7 @@ from .cache import file_digests
 from .job import Job, JobError
 
 DTYPE_MAX = {"int32": 2**31 - 1, "uint16": 2**16 - 1, "uint32": 2**32 - 1}
-MEMO_BYTES = 64 << 20  # texts and ids remembered per shard for dedup across batches
+MEMO_BYTES = 16 << 20  # inputs and ids remembered per shard for dedup across batches
 
 
 @dataclass(frozen=True)
@@ -46,14 +56,13 @@ class TokenizerFacts:
     engine_version: str
     max_id: int
     vocab_size: int
-    prefix: tuple[int, ...]  # ids the post-processor adds before the text
-    suffix: tuple[int, ...]  # ... and after it
-    affixes_known: bool  # False: the template is not "prefix + text + suffix"
     special_contents: tuple[str, ...]
-
-    @property
-    def added_by_template(self) -> int:
-        return len(self.prefix) + len(self.suffix)
+    added_single: int  # special tokens the post-processor adds to one sequence
+    added_pair: int  # ... and to a pair
+    pair_errors: tuple[str, str]  # why pairs cannot be encoded ("" if they can), without and
+    # with special tokens
+    truncation: dict[str, Any] | None  # the file's, as Tokenizer.truncation shows it
+    padding: dict[str, Any] | None  # the file's (never applied by the runner)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -66,10 +75,12 @@ class TokenizerFacts:
             engine_version=data["engine_version"],
             max_id=int(data["max_id"]),
             vocab_size=int(data["vocab_size"]),
-            prefix=tuple(data["prefix"]),
-            suffix=tuple(data["suffix"]),
-            affixes_known=bool(data["affixes_known"]),
             special_contents=tuple(data["special_contents"]),
+            added_single=int(data["added_single"]),
+            added_pair=int(data["added_pair"]),
+            pair_errors=(str(data["pair_errors"][0]), str(data["pair_errors"][1])),
+            truncation=data["truncation"],
+            padding=data["padding"],
         )
 
 
@@ -112,36 +123,36 @@ def tokenizer_digests(job: Job) -> tuple[str, str]:
 
 
 def facts_of(tok: Tokenizer, xxh3: str, sha256: str) -> TokenizerFacts:
-    vocab = tok.get_vocab()
-    prefix: tuple[int, ...] = ()
-    suffix: tuple[int, ...] = ()
-    known = False
-    try:
-        probe = "a"
-        full = tok.encode(probe, True)
-        plain = tok.encode_batch_ids([probe], False)[0]
-        mask = full.special_tokens_mask
-        start, end = 0, len(mask)
-        while start < end and mask[start]:
-            start += 1
-        while end > start and mask[end - 1]:
-            end -= 1
-        prefix, suffix = tuple(full.ids[:start]), tuple(full.ids[end:])
-        empty = tok.encode_batch_ids([""], True)[0]
-        known = list(full.ids[start:end]) == list(plain) and list(empty) == [*prefix, *suffix]
-    except (EncodeError, ValueError):
-        known = False
-    ids = list(vocab.values()) + list(prefix) + list(suffix)
+    """The facts of a freshly loaded tokenizer. Leaves it without truncation and padding:
+    :func:`configure_tokenizer` sets them for a job."""
+    truncation, padding = tok.truncation, tok.padding
+    tok.no_truncation()
+    tok.no_padding()
+    ids = list(tok.get_vocab().values())
+    pair_errors = []
+    for add in (False, True):
+        try:
+            ids += tok.encode_batch_ids(["a"], add, pairs=["b"])[0]
+            pair_errors.append("")
+        except EncodeError as exc:
+            pair_errors.append(str(exc) or type(exc).__name__)
+        try:
+            ids += tok.encode_batch_ids(["a"], add)[0]
+        except EncodeError:
+            pass  # every row would fail the same way, and say so
+    processor = tok.post_processor
     return TokenizerFacts(
         xxh3=xxh3,
         sha256=sha256,
         engine_version=__version__,
         max_id=max(ids) if ids else 0,
         vocab_size=tok.get_vocab_size(),
-        prefix=prefix,
-        suffix=suffix,
-        affixes_known=known,
         special_contents=tuple(sorted(tok.added_vocabulary.special_contents)),
+        added_single=processor.added_tokens(False) if processor else 0,
+        added_pair=processor.added_tokens(True) if processor else 0,
+        pair_errors=(pair_errors[0], pair_errors[1]),
+        truncation=truncation,
+        padding=padding,
     )
 
 
@@ -163,8 +174,44 @@ def remember_facts(state_dir: Path, facts: TokenizerFacts) -> None:
     os.replace(tmp, target)
 
 
+def applied_truncation(job: Job, facts: TokenizerFacts) -> dict[str, Any] | None:
+    """The truncation the job's rows are encoded with (``enable_truncation``'s arguments), or
+    None: the job's numeric ``encode.max_length``, else the tokenizer file's unless "none"."""
+    if isinstance(job.max_length, int):
+        return {
+            "max_length": job.max_length,
+            "stride": 0,
+            "strategy": job.truncation_strategy,
+            "direction": job.truncation_direction,
+        }
+    return facts.truncation if job.max_length == "tokenizer" else None
+
+
+def applied_options(job: Job, facts: TokenizerFacts) -> dict[str, Any]:
+    """The options that decide the ids, as applied (part of every shard's cache key): where a
+    truncation came from does not matter, only what it is."""
+    return {
+        "add_special_tokens": job.add_special_tokens,
+        "special_tokens_in_text": job.special_tokens_in_text,
+        "truncation": applied_truncation(job, facts),
+    }
+
+
+def described_options(job: Job, facts: TokenizerFacts) -> dict[str, Any]:
+    """:func:`applied_options` with where the truncation came from and the padding left out,
+    for the output's metadata."""
+    truncation = applied_truncation(job, facts)
+    source = "job" if isinstance(job.max_length, int) else "tokenizer file"
+    return {
+        **applied_options(job, facts),
+        "truncation_from": source if truncation else None,
+        "padding": None,
+        "tokenizer_padding_not_applied": facts.padding,
+    }
+
+
 def check_against_job(job: Job, facts: TokenizerFacts) -> None:
-    """The job options that depend on the tokenizer: dtype range and truncation."""
+    """The job options that depend on the tokenizer: dtype range, pairs and truncation."""
     problems = []
     if facts.max_id > DTYPE_MAX[job.dtype]:
         wider = next(d for d in ("uint16", "uint32", "int32") if facts.max_id <= DTYPE_MAX[d])
@@ -175,27 +222,71 @@ def check_against_job(job: Job, facts: TokenizerFacts) -> None:
                 f"(vocab size {facts.vocab_size}); use {wider}",
             )
         )
-    if job.max_length and job.add_special_tokens:
-        if not facts.affixes_known:
-            problems.append(
-                job.problem(
-                    "encode.max_length",
-                    "this tokenizer's post-processor does not add its special tokens as a plain "
-                    "prefix and suffix, which batchtok's truncation needs; set "
-                    "encode.add_special_tokens = false or drop encode.max_length",
-                )
+    pair_error = facts.pair_errors[job.add_special_tokens]
+    if job.pair_column and pair_error:
+        problems.append(
+            job.problem(
+                "input.pair_column",
+                f"{job.tokenizer_path.name} cannot encode pairs: {pair_error}",
             )
-        elif job.max_length < facts.added_by_template:
-            problems.append(
-                job.problem(
-                    "encode.max_length",
-                    f"{job.max_length} is less than the {facts.added_by_template} special tokens "
-                    "the post-processor adds (tokenizers would then not truncate at all); "
-                    f"use at least {facts.added_by_template}",
-                )
-            )
+        )
+    truncation = applied_truncation(job, facts)
+    if truncation is not None:
+        problems += _truncation_problems(job, facts, truncation)
     if problems:
         raise JobError(problems, str(job.file or ""))
+
+
+def _truncation_problems(job: Job, facts: TokenizerFacts, truncation: dict) -> list:
+    from_job = isinstance(job.max_length, int)
+    whose = "" if from_job else f"the truncation in {job.tokenizer_path.name}: "
+    fix = "" if from_job else '; set encode.max_length to a number or "none"'
+    max_length, stride = truncation["max_length"], truncation["stride"]
+    added = (facts.added_pair if job.pair_column else facts.added_single) * job.add_special_tokens
+    if max_length < added:
+        return [
+            job.problem(
+                "encode.max_length",
+                f"{whose}max_length {max_length} is less than the {added} special tokens the "
+                f"post-processor adds (tokenizers would then not truncate at all); use at least "
+                f"{added}{fix}",
+            )
+        ]
+    if max_length > added and stride >= max_length - added:
+        return [
+            job.problem(
+                "encode.max_length",
+                f"{whose}stride {stride} is not below max_length {max_length} less the {added} "
+                f"special tokens (tokenizers fails on every row it truncates){fix}",
+            )
+        ]
+    if truncation["strategy"] == "only_second" and not job.pair_column:
+        return [
+            job.problem(
+                "encode.max_length",
+                f'{whose}strategy "only_second" truncates the pair, but input.pair_column is not '
+                f"set (tokenizers fails on every row it truncates){fix}",
+            )
+        ]
+    return []
+
+
+def configure_tokenizer(tok: Tokenizer, job: Job, facts: TokenizerFacts) -> None:
+    """Set the job's options on the loaded tokenizer: truncation (:func:`applied_truncation`),
+    no padding, special-token strings in text. Raises JobError where the engine refuses."""
+    tok.encode_special_tokens = job.special_tokens_in_text == "text"
+    tok.no_padding()
+    truncation = applied_truncation(job, facts)
+    if truncation is None:
+        tok.no_truncation()
+        return
+    try:
+        tok.enable_truncation(**truncation)
+    except ValueError as exc:
+        raise JobError(
+            [job.problem("encode.max_length", f"the engine refuses this truncation: {exc}")],
+            str(job.file or ""),
+        ) from exc
 
 
 class SpecialCounter:
@@ -220,63 +311,66 @@ class SpecialCounter:
                 into.update(found)
 
 
+def memo_cost(key: str | tuple[str, str], ids: list[int]) -> int:
+    """Bytes a memo entry holds: the key's objects, the list, and the dict's share (its slot
+    and growth). Id ints are not counted: they are the tokenizer cache's own objects."""
+    size = sys.getsizeof(ids) + MEMO_ENTRY_BYTES
+    if type(key) is tuple:
+        return size + sys.getsizeof(key) + sys.getsizeof(key[0]) + sys.getsizeof(key[1])
+    return size + sys.getsizeof(key)
+
+
+MEMO_ENTRY_BYTES = 100  # a dict slot and index with growth headroom, averaged (measured)
+
+
 class Encoder:
-    """Ids for a list of texts under one job's options; identical texts are encoded once per
-    shard (up to :data:`MEMO_BYTES` remembered; a batch is always deduplicated whole)."""
+    """Ids for a list of texts (and pairs) with the tokenizer as :func:`configure_tokenizer`
+    set it; identical inputs are encoded once per shard (up to ``memo_bytes`` remembered,
+    counted as :func:`memo_cost` does; a batch is always deduplicated whole)."""
 
     def __init__(
-        self,
-        tok: Tokenizer,
-        facts: TokenizerFacts,
-        add_special_tokens: bool,
-        max_length: int,
-        memo_bytes: int = MEMO_BYTES,
+        self, tok: Tokenizer, add_special_tokens: bool, memo_bytes: int = MEMO_BYTES
     ) -> None:
         self.tok = tok
         self.add = add_special_tokens
-        self.max_length = max_length
-        self.prefix = list(facts.prefix)
-        self.suffix = list(facts.suffix)
-        self.keep = max_length - (facts.added_by_template if add_special_tokens else 0)
-        self.memo: dict[str, list[int]] = {}
+        self.memo: dict[str | tuple[str, str], list[int]] = {}
         self.memo_budget = memo_bytes
         self.memo_used = 0
 
-    def _encode_all(self, texts: list[str]) -> list[list[int]]:
-        if not self.max_length:
-            return self.tok.encode_batch_ids(texts, self.add)
-        plain = self.tok.encode_batch_ids(texts, False)
-        keep = self.keep
-        if self.add:
-            prefix, suffix = self.prefix, self.suffix
-            return [prefix + ids[:keep] + suffix for ids in plain]
-        return [ids if len(ids) <= keep else ids[:keep] for ids in plain]
+    def _encode_all(self, keys: list) -> list[list[int]]:
+        if not keys or type(keys[0]) is str:
+            return self.tok.encode_batch_ids(keys, self.add)
+        return self.tok.encode_batch_ids([k[0] for k in keys], self.add, [k[1] for k in keys])
 
-    def encode(self, texts: list[str]) -> tuple[list[list[int] | None], dict[int, str]]:
-        """(ids per text, {index: error} for texts the engine could not encode)."""
+    def encode(
+        self, texts: list[str], pairs: list[str] | None = None
+    ) -> tuple[list[list[int] | None], dict[int, str]]:
+        """(ids per text, {index: error} for inputs the engine could not encode)."""
         memo = self.memo
-        out: list[list[int] | None] = [memo.get(t) for t in texts]
+        keys: list = texts if pairs is None else list(zip(texts, pairs))
+        out: list[list[int] | None] = [memo.get(k) for k in keys]
         todo = [i for i, ids in enumerate(out) if ids is None]
         if not todo:
             return out, {}
-        todo_texts = [texts[i] for i in todo]
+        todo_keys = [keys[i] for i in todo]
         errors: dict[int, str] = {}
         try:
-            fresh: list[list[int] | None] = list(self._encode_all(todo_texts))
+            fresh: list[list[int] | None] = list(self._encode_all(todo_keys))
         except Exception:  # noqa: BLE001 - find the row(s) at fault, keep the others
             fresh = []
-            for i, text in zip(todo, todo_texts):
+            for i, key in zip(todo, todo_keys):
                 try:
-                    fresh.append(self._encode_all([text])[0])
+                    fresh.append(self._encode_all([key])[0])
                 except Exception as exc:  # noqa: BLE001
                     errors[i] = f"{type(exc).__name__}: {exc}"
                     fresh.append(None)
-        for i, text, ids in zip(todo, todo_texts, fresh):
+        for i, key, ids in zip(todo, todo_keys, fresh):
             out[i] = ids
-            if ids is not None and text not in memo:
-                self.memo_used += len(text) + 8 * len(ids) + 120
-                if self.memo_used > self.memo_budget:
+            if ids is not None and key not in memo:
+                cost = memo_cost(key, ids)
+                if self.memo_used + cost > self.memo_budget:
                     memo.clear()
                     self.memo_used = 0
-                memo[text] = ids
+                self.memo_used += cost
+                memo[key] = ids
         return out, errors

@@ -24,7 +24,7 @@ MAX_LISTED = 20  # problems listed per key before "... and N more"
 @dataclass(frozen=True)
 class RowGroup:
     rows: int
-    text_bytes: int  # uncompressed size of the text column chunk (a deterministic estimate)
+    text_bytes: int  # uncompressed size of the text (and pair) column chunks: an estimate
     total_bytes: int  # uncompressed size of the whole row group
 
 
@@ -42,6 +42,7 @@ class InputFile:
     keep: tuple[str, ...]  # input columns copied to the output, in file order
     text_leaf: int  # Parquet leaf-column index of the text column
     keep_leaves: tuple[int, ...]  # leaf indices of kept columns other than the text column
+    pair_leaf: int | None = None  # leaf index of the pair column, if the job has one
 
     @property
     def rows(self) -> int:
@@ -196,25 +197,27 @@ def read_input(path: str, rel: str, job: Job, problems: list[Problem]) -> InputF
         problems.append(job.problem("input.paths", f"cannot read {path} as Parquet: {reason}"))
         return None
     names = schema.names
-    text = job.text_column
-    if text not in names:
-        problems.append(
-            job.problem(
-                "input.text_column",
-                f'column "{text}" is missing from {path} (columns: {", ".join(names)})',
+    text, pair = job.text_column, job.pair_column
+    for key, column in (("input.text_column", text), ("input.pair_column", pair)):
+        if column is None:
+            continue
+        if column not in names:
+            problems.append(
+                job.problem(
+                    key, f'column "{column}" is missing from {path} (columns: {", ".join(names)})'
+                )
             )
-        )
-        return None
-    text_type = schema.field(text).type
-    if not is_text_type(text_type):
-        problems.append(
-            job.problem(
-                "input.text_column",
-                f'column "{text}" of {path} holds {text_type}, expected strings '
-                "(string or large_string)",
+            return None
+        column_type = schema.field(column).type
+        if not is_text_type(column_type):
+            problems.append(
+                job.problem(
+                    key,
+                    f'column "{column}" of {path} holds {column_type}, expected strings '
+                    "(string or large_string)",
+                )
             )
-        )
-        return None
+            return None
     if job.keep_columns is None:
         keep = tuple(names)
     else:
@@ -251,14 +254,24 @@ def read_input(path: str, rel: str, job: Job, problems: list[Problem]) -> InputF
         at += n
     if at != meta.num_columns:  # an unusual file: hash every other leaf (never stale)
         keep_leaves = tuple(i for i in range(meta.num_columns) if i != leaves[text][0])
-        text_leaf = next(i for i in range(meta.num_columns) if meta.schema.column(i).path == text)
+
+        def leaf(name: str) -> int:
+            return next(i for i in range(meta.num_columns) if meta.schema.column(i).path == name)
     else:
-        text_leaf = leaves[text][0]
         keep_leaves = tuple(i for c in keep if c != text for i in leaves[c])
+
+        def leaf(name: str) -> int:
+            return leaves[name][0]
+
+    text_leaf = leaf(text)
+    pair_leaf = None if pair is None else leaf(pair)
+    text_leaves = (text_leaf,) if pair_leaf is None else (text_leaf, pair_leaf)
     row_groups = tuple(
         RowGroup(
             rows=meta.row_group(i).num_rows,
-            text_bytes=meta.row_group(i).column(text_leaf).total_uncompressed_size,
+            text_bytes=sum(
+                meta.row_group(i).column(j).total_uncompressed_size for j in text_leaves
+            ),
             total_bytes=meta.row_group(i).total_byte_size,
         )
         for i in range(meta.num_row_groups)
@@ -273,6 +286,7 @@ def read_input(path: str, rel: str, job: Job, problems: list[Problem]) -> InputF
         schema=schema,
         keep=keep,
         text_leaf=text_leaf,
+        pair_leaf=pair_leaf,
         keep_leaves=keep_leaves,
     )
 

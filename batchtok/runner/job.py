@@ -7,6 +7,7 @@ A job file::
     [input]
     paths = ["../data/*.parquet"]              # files, directories (every *.parquet below), globs
     text_column = "text"
+    pair_column = "question"                   # optional: encode (text, pair) pairs
 
     [tokenizer]
     path = "../configs/tokenizers/gpt2/tokenizer.json"
@@ -14,7 +15,9 @@ A job file::
     [encode]
     add_special_tokens = true
     special_tokens_in_text = "special"         # or "text"
-    max_length = 0                             # 0: no truncation
+    max_length = "tokenizer"                   # the file's truncation; "none"; or a number
+    truncation_strategy = "longest_first"      # with a number: also only_first, only_second
+    truncation_direction = "right"             # with a number: or "left"
 
     [output]
     dir = "../out/example"
@@ -101,15 +104,6 @@ def _choice(*allowed: str) -> Callable[[Any], str]:
     return check
 
 
-def _integer(minimum: int, what: str = "") -> Callable[[Any], int]:
-    def check(value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise Invalid(f"expected {what or f'an integer >= {minimum}'} (got {_shown(value)})")
-        return value
-
-    return check
-
-
 def _positive_number(value: Any) -> float:
     if (
         isinstance(value, bool)
@@ -157,6 +151,24 @@ def _column_name(value: Any) -> str:
     return _string(value)
 
 
+def _optional_column(value: Any) -> str:
+    if not isinstance(value, str):
+        raise Invalid(f'expected a column name, or "" for none (got {_shown(value)})')
+    return value
+
+
+TRUNCATION_WORDS = ("tokenizer", "none")
+
+
+def _max_length(value: Any) -> int | str:
+    if value in TRUNCATION_WORDS:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    hint = ' ("none" turns truncation off)' if value == 0 else ""
+    raise Invalid(f'expected "tokenizer", "none" or an integer >= 1 (got {_shown(value)}){hint}')
+
+
 def _name(value: Any) -> str:
     if not isinstance(value, str):
         raise Invalid(f"expected a string (got {_shown(value)})")
@@ -191,6 +203,13 @@ SETTINGS: tuple[Setting, ...] = (
         path=True,
     ),
     Setting("input.text_column", "text", _column_name, "The string column to tokenize."),
+    Setting(
+        "input.pair_column",
+        "",
+        _optional_column,
+        "A second string column: each row is encoded as the pair (text, pair), as tokenizers "
+        'encodes (sequence, pair) inputs; "": single texts.',
+    ),
     Setting("tokenizer.path", REQUIRED, _string, "A tokenizer.json file.", path=True),
     Setting(
         "encode.add_special_tokens",
@@ -207,10 +226,25 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "encode.max_length",
-        0,
-        _integer(0, "an integer >= 0 (0: no truncation)"),
-        "Truncate each text's ids to this many, special tokens included, keeping the start "
-        "(tokenizers' truncation, direction right); 0: no truncation.",
+        "tokenizer",
+        _max_length,
+        'Truncation: "tokenizer" (the tokenizer file\'s own truncation, if any, as tokenizers '
+        'applies it), "none" (never truncate), or the number of ids to keep per row, special '
+        "tokens included. Only the first window is written (a stride changes nothing here).",
+    ),
+    Setting(
+        "encode.truncation_strategy",
+        "longest_first",
+        _choice("longest_first", "only_first", "only_second"),
+        "Which sequence of a pair loses ids (tokenizers' strategy); only with a numeric "
+        "encode.max_length.",
+    ),
+    Setting(
+        "encode.truncation_direction",
+        "right",
+        _choice("right", "left"),
+        '"right" keeps the start of each sequence, "left" its end; only with a numeric '
+        "encode.max_length.",
     ),
     Setting("output.dir", REQUIRED, _string, "Output directory.", path=True),
     Setting("output.ids_column", "input_ids", _column_name, "Name of the token-id column."),
@@ -291,10 +325,13 @@ class Job:
     name: str
     inputs: tuple[str, ...]
     text_column: str
+    pair_column: str | None
     tokenizer_path: Path
     add_special_tokens: bool
     special_tokens_in_text: str
-    max_length: int
+    max_length: int | str  # a count, or "tokenizer" / "none"
+    truncation_strategy: str
+    truncation_direction: str
     output_dir: Path
     ids_column: str
     count_column: str
@@ -312,11 +349,14 @@ class Job:
         return Problem(key, message, self.sources.get(key, ""))
 
     def encode_options(self) -> dict[str, Any]:
-        """The options that decide the ids (part of every shard's cache key)."""
+        """The encode settings as the job gives them (the cache key holds the options they
+        resolve to with the tokenizer: see :func:`batchtok.runner.encode.applied_options`)."""
         return {
             "add_special_tokens": self.add_special_tokens,
             "special_tokens_in_text": self.special_tokens_in_text,
             "max_length": self.max_length,
+            "truncation_strategy": self.truncation_strategy,
+            "truncation_direction": self.truncation_direction,
         }
 
     def output_format(self) -> dict[str, Any]:
@@ -337,6 +377,7 @@ class Job:
             "file": str(self.file) if self.file else None,
             "inputs": list(self.inputs),
             "text_column": self.text_column,
+            "pair_column": self.pair_column,
             "tokenizer": str(self.tokenizer_path),
             "encode": self.encode_options(),
             "output": {
@@ -525,10 +566,13 @@ def load_job(
         name=name,
         inputs=resolved["input.paths"],
         text_column=resolved["input.text_column"],
+        pair_column=resolved["input.pair_column"] or None,
         tokenizer_path=Path(resolved["tokenizer.path"]),
         add_special_tokens=resolved["encode.add_special_tokens"],
         special_tokens_in_text=resolved["encode.special_tokens_in_text"],
         max_length=resolved["encode.max_length"],
+        truncation_strategy=resolved["encode.truncation_strategy"],
+        truncation_direction=resolved["encode.truncation_direction"],
         output_dir=Path(resolved["output.dir"]),
         ids_column=resolved["output.ids_column"],
         count_column=resolved["output.count_column"],
@@ -557,13 +601,28 @@ def _resolve_one(value: str, base: Path) -> str:
 
 def _cross_checks(resolved: dict[str, Any], sources: dict[str, str]) -> list[Problem]:
     problems = []
+
+    def problem(key: str, message: str) -> None:
+        problems.append(Problem(key, message, sources.get(key, "")))
+
+    text, pair = resolved["input.text_column"], resolved["input.pair_column"]
+    if pair == text:
+        problem("input.pair_column", f'must differ from input.text_column (both are "{text}")')
+    max_length = resolved["encode.max_length"]
+    if not isinstance(max_length, int):
+        for key in ("encode.truncation_strategy", "encode.truncation_direction"):
+            if key in sources:
+                problem(
+                    key,
+                    f'applies only with a numeric encode.max_length (got "{max_length}"); the '
+                    "tokenizer file's truncation keeps its own",
+                )
+    if resolved["encode.truncation_strategy"] == "only_second" and not pair:
+        problem(
+            "encode.truncation_strategy",
+            '"only_second" truncates the pair, but input.pair_column is not set',
+        )
     ids, count = resolved["output.ids_column"], resolved["output.count_column"]
     if ids == count:
-        problems.append(
-            Problem(
-                "output.count_column",
-                f'must differ from output.ids_column (both are "{ids}")',
-                sources.get("output.count_column", ""),
-            )
-        )
+        problem("output.count_column", f'must differ from output.ids_column (both are "{ids}")')
     return problems

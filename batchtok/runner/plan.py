@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from .cache import RowGroupHash, content_hash, fingerprint, hex128, shard_key, stat_of
+from .encode import TokenizerFacts, applied_options
 from .inputs import InputFile
 from .job import Job
 from .output import full_read_ok, read_metadata, shard_row_groups
@@ -91,7 +92,16 @@ def keep_schema(f: InputFile) -> pa.Schema:
 
 def hash_spec(job: Job, f: InputFile) -> dict[str, Any]:
     """What the remembered row-group hashes of an input depend on besides its bytes."""
-    return {"text_column": job.text_column, "keep_leaves": list(f.keep_leaves)}
+    return {
+        "text_column": job.text_column,
+        "pair_column": job.pair_column,
+        "keep_leaves": list(f.keep_leaves),
+    }
+
+
+def text_columns(job: Job) -> tuple[str, ...]:
+    """The columns encoded: the text column, and the pair column if the job has one."""
+    return (job.text_column,) if job.pair_column is None else (job.text_column, job.pair_column)
 
 
 # -- cache state --------------------------------------------------------------------------------
@@ -202,13 +212,14 @@ def part_ok(part: Path, key: str, verify: bool) -> bool:
     return not verify or full_read_ok(part) is None
 
 
-def file_fingerprint(job: Job, f: InputFile, engine_version: str, tokenizer_xxh3: str) -> str:
+def file_fingerprint(job: Job, f: InputFile, engine_version: str, facts: TokenizerFacts) -> str:
     return fingerprint(
         engine_version=engine_version,
-        tokenizer_xxh3=tokenizer_xxh3,
+        tokenizer_xxh3=facts.xxh3,
         text_column=job.text_column,
+        pair_column=job.pair_column,
         keep_schema=keep_schema(f),
-        encode_options=job.encode_options(),
+        encode_options=applied_options(job, facts),
         output_format=job.output_format(),
     )
 

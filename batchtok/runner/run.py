@@ -8,7 +8,7 @@ The order of a run:
 
 1. take the lock (``OUT/.batchtok/lock``), delete temporary files a dead run left;
 2. read the inputs' footers and check columns and types; hash the tokenizer file and check
-   the options that depend on it (dtype range, truncation);
+   the options that depend on it (dtype range, pairs, truncation);
 3. cut the shards; take each input's row-group hashes from its record when its stat is
    unchanged, else hash it (in the workers);
 4. from the keys, find what is complete: the existing output file (and which of its shards
@@ -45,6 +45,8 @@ from .cache import Records, RowGroupHash, hash_row_groups, hex128, memo_hashes, 
 from .encode import (
     TokenizerFacts,
     check_against_job,
+    configure_tokenizer,
+    described_options,
     facts_of,
     load_tokenizer,
     remember_facts,
@@ -66,6 +68,7 @@ from .plan import (
     output_splits,
     part_path,
     resolve,
+    text_columns,
 )
 from .progress import LogSession, Progress
 from .worker import (
@@ -150,12 +153,13 @@ def _file_doc(job: Job, facts: TokenizerFacts, state: FileState, shards: list[di
             "sha256": facts.sha256,
             "xxh3_128": facts.xxh3,
         },
-        "encode": job.encode_options(),
+        "encode": described_options(job, facts),
         "output": job.output_format(),
         "input": {
             "file": f.rel,
             "content_xxh3_128": state.content_hash(),
             "text_column": job.text_column,
+            "pair_column": job.pair_column,
             "rows": f.rows,
             "row_groups": len(f.row_groups),
         },
@@ -184,9 +188,9 @@ def plan_job(job: Job, *, verify: bool = False, hash_inputs: bool = True) -> dic
         record = records.load(f.rel)
         hashes = None if verify else memo_hashes(record, f.stat_key(), hash_spec(job, f))
         if hashes is None and hash_inputs:
-            hashes = hash_row_groups(f.path, job.text_column, f.keep_leaves)
+            hashes = hash_row_groups(f.path, text_columns(job), f.keep_leaves)
         if hashes is not None:
-            fp = file_fingerprint(job, f, __version__, prep.facts.xxh3)
+            fp = file_fingerprint(job, f, __version__, prep.facts)
             resolve(st, hashes, fp, parts_dir, record, verify)
         if st.note:
             notes.append(st.note)
@@ -351,6 +355,14 @@ class _Run:
         self.states = prep.states
         for warning in prep.warnings:
             log.warning("%s", warning)
+        if prep.facts.padding is not None:
+            log.info(
+                "%s carries padding (%s); it is not applied: ids are written unpadded (pad when "
+                "collating batches)",
+                job.tokenizer_path.name,
+                ", ".join(f"{k}={v}" for k, v in prep.facts.padding.items() if v is not None),
+                extra={"event": "padding_not_applied"},
+            )
         self._report_orphans()
         need_hash: list[InputFile] = []
         for f in prep.files:
@@ -381,7 +393,7 @@ class _Run:
                 )
             return
         tok = prep.tokenizer or load_tokenizer(job, prep.facts.xxh3)
-        tok.encode_special_tokens = job.special_tokens_in_text == "text"
+        configure_tokenizer(tok, job, prep.facts)
         prepare(tok, prep.facts, self._settings())
         log.info(
             "job %s: %d files, %d shards, %d workers (fork), tokenizer %s",
@@ -437,8 +449,8 @@ class _Run:
         job = self.job
         return EncodeSettings(
             text_column=job.text_column,
+            pair_column=job.pair_column,
             add_special_tokens=job.add_special_tokens,
-            max_length=job.max_length,
             dtype=job.dtype,
             compression=job.compression,
             bad_rows=job.bad_rows,
@@ -447,7 +459,7 @@ class _Run:
     def _resolve(self, f: InputFile, hashes: list[RowGroupHash], record: dict) -> None:
         assert self.prep is not None
         st = self.states[f.rel]
-        fp = file_fingerprint(self.job, f, __version__, self.prep.facts.xxh3)
+        fp = file_fingerprint(self.job, f, __version__, self.prep.facts)
         resolve(st, hashes, fp, self.parts_dir, record, self.verify)
         if st.note:
             log.warning("%s", st.note, extra={"event": "output_redo", "file": str(st.output)})
@@ -529,7 +541,7 @@ class _Run:
         self.progress.start("hash", len(files), sum(f.text_bytes for f in files))
         for f in sorted(files, key=lambda f: -f.text_bytes):
             executor.submit(
-                HashTask(f.rel, f.path, self.job.text_column, f.keep_leaves, f.text_bytes)
+                HashTask(f.rel, f.path, text_columns(self.job), f.keep_leaves, f.text_bytes)
             )
 
         def done(event: Event) -> None:

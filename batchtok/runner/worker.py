@@ -39,8 +39,8 @@ BAD_ROW_EXAMPLES = 20  # per shard, returned for the summary
 @dataclass(frozen=True)
 class EncodeSettings:
     text_column: str
+    pair_column: str | None
     add_special_tokens: bool
-    max_length: int
     dtype: str
     compression: str
     bad_rows: str
@@ -69,7 +69,7 @@ def peak_rss_mb() -> float:
 class HashTask:
     rel: str
     path: str
-    text_column: str
+    text_columns: tuple[str, ...]  # the text column, and the pair column if any
     keep_leaves: tuple[int, ...]
     text_bytes: int  # estimate, for progress
 
@@ -79,7 +79,7 @@ class HashTask:
 
 
 def hash_file(task: HashTask, report: Report) -> dict[str, Any]:
-    hashes = hash_row_groups(task.path, task.text_column, task.keep_leaves)
+    hashes = hash_row_groups(task.path, task.text_columns, task.keep_leaves)
     report(hashed_bytes=task.text_bytes)
     return {"row_groups": [h.to_json() for h in hashes]}
 
@@ -155,15 +155,24 @@ def _encode_piece(
     column = piece.column(settings.text_column)
     texts = column.to_pylist()
     n = len(texts)
+    bad: dict[int, str] = {}
     if column.null_count:
-        valid = [i for i, t in enumerate(texts) if t is not None]
         bad = {i: "null text" for i in range(n) if texts[i] is None}
-    else:
-        valid = list(range(n))
-        bad = {}
+    pair_column = pairs = None
+    if settings.pair_column is not None:
+        pair_column = piece.column(settings.pair_column)
+        pairs = pair_column.to_pylist()
+        if pair_column.null_count:
+            for i in range(n):
+                if pairs[i] is None:
+                    bad.setdefault(i, "null pair")
+    valid = [i for i in range(n) if i not in bad] if bad else range(n)
     valid_texts = [texts[i] for i in valid] if bad else texts
-    encoded, errors = encoder.encode(valid_texts)
+    valid_pairs = [pairs[i] for i in valid] if bad and pairs is not None else pairs
+    encoded, errors = encoder.encode(valid_texts, valid_pairs)
     counter.count(valid_texts, state.specials)
+    if valid_pairs is not None:
+        counter.count(valid_pairs, state.specials)
     ids_list: list[list[int] | None]
     if bad:
         ids_list = [None] * n
@@ -193,6 +202,8 @@ def _encode_piece(
     import pyarrow.compute as pc  # ~0.1 s to import: only when hashing
 
     text_bytes = pc.sum(pc.binary_length(column)).as_py() or 0
+    if pair_column is not None:
+        text_bytes += pc.sum(pc.binary_length(pair_column)).as_py() or 0
     state.text_bytes += text_bytes
     return out
 
@@ -203,12 +214,12 @@ def encode_shard(task: ShardTask, report: Report) -> dict[str, Any]:
     settings: EncodeSettings = _STATE["settings"]
     tok: Tokenizer = _STATE["tokenizer"]
     facts: TokenizerFacts = _STATE["facts"]
-    encoder = Encoder(tok, facts, settings.add_special_tokens, settings.max_length)
+    encoder = Encoder(tok, settings.add_special_tokens)
     counter = SpecialCounter(facts.special_contents)
     state = _ShardState(task, settings)
     pf = pq.ParquetFile(task.path, buffer_size=1 << 20)
     names = pf.schema_arrow.names
-    wanted = set(task.keep) | {settings.text_column}
+    wanted = set(task.keep) | {settings.text_column, settings.pair_column}
     columns = [n for n in names if n in wanted]
     first, end = task.row_groups
     splits = iter(task.splits)
