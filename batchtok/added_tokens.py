@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ._onig_tables import RANGES
 from .errors import TokenizerFileError
+from .normalizers import Normalizer
 from .spec import Spec
 
 # Rust's regex `\s` (White_Space), used for lstrip / rstrip.
@@ -113,22 +114,70 @@ class AddedVocabulary:
 
     def split(
         self, text: str, normalize: Callable[[str], str] | None, encode_special_tokens: bool
-    ) -> list[tuple[str, int | None, bool]]:
-        """Split ``text`` into (fragment, added id or None, starts_text) with fragments normalized.
+    ) -> list[tuple[str, int | None, int | LeadingCount]]:
+        """Split ``text`` into (fragment, added id or None, at_start) with fragments normalized.
 
-        ``starts_text`` is true for a fragment that begins at offset 0 of the original text.
+        ``at_start`` counts the leading chars of the fragment that `tokenizers` aligns to
+        offset 0 of ``text`` (0 for most fragments; a :class:`LeadingCount`, computed only if
+        asked, where the normalizer decides). ``normalize`` is a :class:`Normalizer`'s bound
+        ``normalize``, or any function that keeps the first char in place.
         """
-        out: list[tuple[str, int | None, bool]] = []
+        out: list[tuple[str, int | None, int | LeadingCount]] = []
         for piece, token_id, start in self.raw_matcher.split(text, encode_special_tokens):
             if token_id is not None:
-                out.append((piece, token_id, start == 0))
+                out.append((piece, token_id, 0))
                 continue
             normed = normalize(piece) if normalize is not None else piece
-            first = start == 0
-            for sub, sub_id, _ in self.normalized_matcher.split(normed, encode_special_tokens):
-                out.append((sub, sub_id, first))
-                first = False
+            origin = None
+            if start == 0:
+                normalizer = getattr(normalize, "__self__", None)
+                if isinstance(normalizer, Normalizer):
+                    origin = _FirstFragment(piece, normalizer)
+            for sub, sub_id, offset in self.normalized_matcher.split(normed, encode_special_tokens):
+                if origin is not None:
+                    at_start: int | LeadingCount = LeadingCount(origin, offset)
+                else:
+                    # the first char alone stands at offset 0 of an unchanged fragment
+                    at_start = 1 if start == 0 and offset == 0 else 0
+                out.append((sub, sub_id, at_start))
         return out
+
+
+class _FirstFragment:
+    """The fragment at offset 0 of a text, and (once asked) how many leading chars of its
+    normalized form `tokenizers` aligns to offset 0."""
+
+    __slots__ = ("normalizer", "raw", "count")
+
+    def __init__(self, raw: str, normalizer: Normalizer) -> None:
+        self.raw, self.normalizer = raw, normalizer
+        self.count: int | None = None
+
+    def leading(self) -> int:
+        if self.count is None:
+            self.count = self.normalizer.leading_at_origin(self.raw, 1)
+        return self.count
+
+
+class LeadingCount:
+    """How many leading chars of a normalized sub-fragment stem from offset 0 of the text, as
+    an int (``operator.index``) computed on first use: only Metaspace's prepend_scheme "first"
+    asks, so other files never pay for the exact alignment."""
+
+    __slots__ = ("_origin", "_offset")
+
+    def __init__(self, origin: _FirstFragment, offset: int) -> None:
+        self._origin, self._offset = origin, offset
+
+    def __index__(self) -> int:
+        # Chars aligned to offset 0 form a prefix of the normalized fragment.
+        return max(0, self._origin.leading() - self._offset)
+
+    def __bool__(self) -> bool:
+        return self.__index__() > 0
+
+    def __repr__(self) -> str:
+        return f"LeadingCount({self.__index__()})"
 
 
 def trie_pattern(strings: Iterable[str]) -> str:

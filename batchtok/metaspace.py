@@ -53,15 +53,30 @@ class Metaspace:
         out = self.apply(text, at_start)
         if not self.split or not out:
             return [out] if out else []
+        starts = self._piece_starts(out)
+        return [out[a:b] for a, b in zip(starts, starts[1:])]
+
+    def pieces_counted(self, text: str, count: int) -> list[tuple[str, int]]:
+        """:meth:`pieces` of a text whose first ``count`` chars stem from offset 0 of the input,
+        each with the same count for itself (prepend_scheme "first" prepends iff count > 0)."""
+        out = self.apply(text, count > 0)
+        if count and len(out) > len(text):
+            count += 1  # the prepended char is aligned to the first one
+        if not self.split or not out:
+            return [(out, count)] if out else []
+        starts = self._piece_starts(out)
+        return [(out[a:b], max(0, min(b, count) - a)) for a, b in zip(starts, starts[1:])]
+
+    def _piece_starts(self, out: str) -> list[int]:
+        """Where the pieces of a non-empty transformed text start, and its length."""
         r = self.replacement
-        pieces = []
-        start = 0
-        for i, ch in enumerate(out):
-            if ch == r and i > start:
-                pieces.append(out[start:i])
-                start = i
-        pieces.append(out[start:])
-        return pieces
+        starts = [0]
+        at = out.find(r, 1)
+        while at >= 0:
+            starts.append(at)
+            at = out.find(r, at + 1)
+        starts.append(len(out))
+        return starts
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         """Replacement chars back to spaces; in the first token they are dropped instead,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 
 from . import _bert_tables
 from ._unicode_tables import DIFFERENCES, UNIDATA_VERSION
@@ -32,12 +32,52 @@ class UnicodeVersionError(ValueError):
 
 
 class Normalizer:
-    # True when the first char of the output always stems from offset 0 of the input, which
-    # Metaspace's prepend_scheme "first" relies on.
+    # True when the first char of the output always stems from offset 0 of the input. The
+    # engine no longer relies on it (see leading_at_origin); it only describes the normalizer.
     keeps_start = True
 
     def normalize(self, text: str) -> str:
         raise NotImplementedError
+
+    def leading_at_origin(self, text: str, count: int) -> int:
+        """How many leading chars of ``normalize(text)`` `tokenizers` aligns to offset 0 of the
+        input, when the first ``count`` chars of ``text`` are (the others never are).
+
+        Metaspace's prepend_scheme "first" asks exactly this of the first fragment of a text.
+        In `tokenizers` alignments never decrease along a normalized string, so the chars
+        aligned to offset 0 always form a prefix and one count describes them.
+        """
+        raise NotImplementedError
+
+
+def leading_through(changes: Iterable[int], count: int, initial_offset: int = 0) -> int:
+    """:meth:`Normalizer.leading_at_origin` of a `tokenizers` ``transform``.
+
+    ``changes`` holds the change of each output char as the library's ``transform`` takes it:
+    0 replaces the next input char, ``-n`` replaces it and removes ``n`` more, ``1`` inserts
+    a char aligned to the input char before the current position (to offset 0 itself when
+    there is none). ``initial_offset`` input chars are removed first. The alignment is
+    positional, whatever char an entry carries; consumed lazily, up to the first output char
+    that stems from past the prefix.
+    """
+    pos = initial_offset
+    out = 0
+    for change in changes:
+        if change > 0:
+            if pos > count:
+                break
+        else:
+            if pos >= count:
+                break
+            pos += 1 - change
+        out += 1
+    return out
+
+
+def _per_char(normalize: Callable[[str], str], text: str, count: int) -> int:
+    """:meth:`Normalizer.leading_at_origin` of a normalizer that maps each char on its own to
+    chars all aligned to it (filter, map, lowercase, byte-level, CJK padding)."""
+    return len(normalize(text[:count]))
 
     def describe(self) -> str:
         return type(self).__name__
@@ -77,8 +117,97 @@ class UnicodeForm(Normalizer):
             for i, part in enumerate(parts)
         )
 
-    def describe(self) -> str:
-        return self.form
+    def leading_at_origin(self, text: str, count: int) -> int:
+        changes = (change for _, change in self.changes(text))
+        return leading_through(changes, count)
+
+    def changes(self, text: str) -> Iterator[tuple[str, int]]:
+        """The output chars with their ``transform`` changes, as the library's
+        unicode-normalization-alignments crate yields them (lazily)."""
+        compat = self.form in ("NFKC", "NFKD")
+        decomposed = self._decompositions(text, compat)
+        return self._recompositions(decomposed) if self.form in ("NFC", "NFKC") else decomposed
+
+    def _ccc(self, ch: str) -> int:
+        return 0 if ch in self.kept else unicodedata.combining(ch)
+
+    def _decompose(self, ch: str, compat: bool) -> str:
+        """The full decomposition of one char, in the order of its mappings (not reordered)."""
+        if ch in self.kept:
+            return ch
+        if "\uac00" <= ch <= "\ud7a3":
+            return unicodedata.normalize("NFD", ch)  # Hangul: algorithmic, already in order
+        mapping = unicodedata.decomposition(ch).split()
+        if not mapping or (mapping[0].startswith("<") and not compat):
+            return ch
+        if mapping[0].startswith("<"):
+            del mapping[0]
+        return "".join(self._decompose(chr(int(cp, 16)), compat) for cp in mapping)
+
+    def _decompositions(self, text: str, compat: bool) -> Iterator[tuple[str, int]]:
+        # Each char's decomposition (first char change 0, the others inserted), and each run
+        # since the last starter stably sorted by combining class when the next starter comes.
+        block: list[tuple[int, str, int]] = []
+        for ch in text:
+            for i, part in enumerate(self._decompose(ch, compat)):
+                ccc = self._ccc(part)
+                if ccc == 0 and block:
+                    block.sort(key=_first)
+                    for _, c, change in block:
+                        yield c, change
+                    block.clear()
+                block.append((ccc, part, 1 if i else 0))
+        block.sort(key=_first)
+        for _, c, change in block:
+            yield c, change
+
+    def _compose(self, a: str, b: str) -> str | None:
+        if a in self.kept or b in self.kept:
+            return None
+        composed = unicodedata.normalize("NFC", a + b)
+        return composed if len(composed) == 1 else None
+
+    def _recompositions(self, items: Iterable[tuple[str, int]]) -> Iterator[tuple[str, int]]:
+        # The crate's state machine: a starter (the composee) absorbs the marks that compose
+        # with it (change: both changes - 1); blocked marks wait in `held` until the next
+        # starter that cannot compose.
+        composee: tuple[str, int] | None = None
+        last_ccc: int | None = None
+        held: list[tuple[str, int]] = []
+        for ch, change in items:
+            ccc = self._ccc(ch)
+            if composee is None:
+                if ccc != 0:
+                    yield ch, change
+                else:
+                    composee = ch, change
+                continue
+            if last_ccc is not None and last_ccc >= ccc:
+                if ccc == 0:
+                    yield composee
+                    yield from held
+                    held.clear()
+                    composee, last_ccc = (ch, change), None
+                else:
+                    held.append((ch, change))
+                    last_ccc = ccc
+                continue
+            composed = self._compose(composee[0], ch)
+            if composed is not None:
+                composee = composed, composee[1] + change - 1
+            elif ccc == 0 and last_ccc is None:
+                yield composee
+                composee = ch, change
+            else:
+                held.append((ch, change))
+                last_ccc = ccc
+        if composee is not None:
+            yield composee
+        yield from held
+
+
+def _first(item: tuple) -> object:
+    return item[0]
 
 
 class Lowercase(Normalizer):
@@ -92,6 +221,9 @@ class Lowercase(Normalizer):
             return text.lower()
         return text.translate(self._table)
 
+    def leading_at_origin(self, text: str, count: int) -> int:
+        return _per_char(self.normalize, text, count)
+
 
 class Strip(Normalizer):
     def __init__(self, left: bool, right: bool) -> None:
@@ -104,6 +236,12 @@ class Strip(Normalizer):
         if self.right:
             text = text.rstrip(WHITE_SPACE)
         return text
+
+    def leading_at_origin(self, text: str, count: int) -> int:
+        # The kept chars keep their own alignments.
+        lead = len(text) - len(text.lstrip(WHITE_SPACE)) if self.left else 0
+        end = len(text.rstrip(WHITE_SPACE)) if self.right else len(text)
+        return max(0, min(count, end) - lead)
 
     def describe(self) -> str:
         return f"Strip(left={self.left}, right={self.right})"
@@ -129,6 +267,30 @@ class Replace(Normalizer):
             )
         return self.onig.sub(self.content, text)
 
+    def leading_at_origin(self, text: str, count: int) -> int:
+        # Unmatched chars keep their alignments; the content of a match is aligned to the
+        # match's last char (`NormalizedString::replace`).
+        out = prev = 0
+        for start, end in self._spans(text):
+            if start >= count:
+                break
+            out += start - prev
+            if end > count:
+                return out
+            out += len(self.content)
+            prev = end
+        return out + max(0, count - prev)
+
+    def _spans(self, text: str) -> Iterator[tuple[int, int]]:
+        if self.literal is None:
+            yield from self.onig.find_spans(text)
+            return
+        n = len(self.literal)
+        start = text.find(self.literal)
+        while start >= 0:
+            yield start, start + n
+            start = text.find(self.literal, start + n)
+
     def describe(self) -> str:
         kind = "Regex" if self.is_regex else "String"
         return f"Replace({kind} {self.pattern!r} -> {self.content!r})"
@@ -140,6 +302,10 @@ class Prepend(Normalizer):
 
     def normalize(self, text: str) -> str:
         return self.prepend + text if text else text
+
+    def leading_at_origin(self, text: str, count: int) -> int:
+        # The prepended chars are aligned to the first char.
+        return count + len(self.prepend) if count else 0
 
     def describe(self) -> str:
         return f"Prepend({self.prepend!r})"
@@ -194,6 +360,22 @@ class BertNormalizer(Normalizer):
             text = self._lower.normalize(text)
         return text
 
+    def leading_at_origin(self, text: str, count: int) -> int:
+        # The same steps as normalize, each per char except NFD.
+        if self.clean_text:
+            count = len(text[:count].translate(self._clean))
+            text = text.translate(self._clean)
+        if self.handle_chinese_chars:
+            count = len(_CJK.sub(r" \1 ", text[:count]))
+            text = _CJK.sub(r" \1 ", text)
+        if self._nfd is not None:
+            count = self._nfd.leading_at_origin(text, count)
+            text = self._nfd.normalize(text)
+            count = len(text[:count].translate(self._nonspacing))
+        if self._lower is not None:
+            count = _per_char(self._lower.normalize, text, count)
+        return count
+
     def describe(self) -> str:
         return (
             f"BertNormalizer(clean_text={self.clean_text}, "
@@ -210,6 +392,9 @@ class StripAccents(Normalizer):
 
     def normalize(self, text: str) -> str:
         return text if text.isascii() else text.translate(self._marks)
+
+    def leading_at_origin(self, text: str, count: int) -> int:
+        return _per_char(self.normalize, text, count)
 
 
 class Nmt(Normalizer):
@@ -228,6 +413,9 @@ class Nmt(Normalizer):
     def normalize(self, text: str) -> str:
         return text.translate(self._table)
 
+    def leading_at_origin(self, text: str, count: int) -> int:
+        return _per_char(self.normalize, text, count)
+
 
 class ByteLevelNormalizer(Normalizer):
     """Each UTF-8 byte of the text as its GPT-2 char."""
@@ -240,6 +428,9 @@ class ByteLevelNormalizer(Normalizer):
 
     def normalize(self, text: str) -> str:
         return self._map(text)
+
+    def leading_at_origin(self, text: str, count: int) -> int:
+        return _per_char(self.normalize, text, count)
 
     def describe(self) -> str:
         return "ByteLevel"
@@ -255,6 +446,9 @@ class Precompiled(Normalizer):
     def normalize(self, text: str) -> str:
         return self.map.normalize(text)
 
+    def leading_at_origin(self, text: str, count: int) -> int:
+        return leading_through(self.map.changes(text), count)
+
 
 class Sequence(Normalizer):
     def __init__(self, normalizers: list[Normalizer]) -> None:
@@ -265,6 +459,18 @@ class Sequence(Normalizer):
         for n in self.normalizers:
             text = n.normalize(text)
         return text
+
+    def leading_at_origin(self, text: str, count: int) -> int:
+        last = len(self.normalizers) - 1
+        for i, n in enumerate(self.normalizers):
+            # No normalizer inserts a char before its first one, so once no char stems from
+            # offset 0 none will.
+            if not count:
+                return 0
+            count = n.leading_at_origin(text, count)
+            if i < last:
+                text = n.normalize(text)
+        return count
 
     def describe(self) -> str:
         return "Sequence[" + ", ".join(n.describe() for n in self.normalizers) + "]"
@@ -282,6 +488,10 @@ class MetaspaceNormalizer(Normalizer):
 
     def normalize(self, text: str) -> str:
         return self.metaspace.apply(text, True)
+
+    def leading_at_origin(self, text: str, count: int) -> int:
+        # Prepend aligns its char to the first one; Replace of one char keeps alignments.
+        return count + 1 if count else 0
 
     def describe(self) -> str:
         return f"Sequence[Prepend, Replace] = {self.metaspace.describe()}"

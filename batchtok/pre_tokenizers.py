@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import operator
 import re
 from collections.abc import Callable
 
@@ -51,7 +52,19 @@ def byte_level_map(piece: str) -> str:
 
 class PreTokenizer:
     def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
-        """Split ``pieces``; ``at_start``: the first piece begins at offset 0 of the input."""
+        """Split ``pieces``; ``at_start``: how many leading chars of the first piece stem from
+        offset 0 of the input (an int, a bool, or an object with ``__index__`` that only
+        Metaspace's prepend_scheme "first" evaluates)."""
+        raise NotImplementedError
+
+    def split_counted(self, piece: str, count: int) -> list[tuple[str, int]]:
+        """The pieces of ``piece`` whose first ``count`` chars stem from offset 0 of the input,
+        each with that count for itself: what a later Metaspace "first" needs. This default
+        serves the stages that only cut pieces out (see :meth:`piece_spans`)."""
+        return [(piece[a:b], max(0, min(b, count) - a)) for a, b in self.piece_spans(piece)]
+
+    def piece_spans(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) of each piece of ``text``, for stages that only cut pieces out."""
         raise NotImplementedError
 
     def describe(self) -> str:
@@ -123,9 +136,12 @@ class Split(PreTokenizer):
             if pieces is not None:
                 if self.invert or sum(map(len, pieces)) == len(text):
                     return pieces
+        return [text[s:e] for s, e in self.piece_spans(text)]
+
+    def piece_spans(self, text: str) -> list[tuple[int, int]]:
         spans = self.onig.find_spans(text)
         return [
-            text[s:e] for s, e in split_spans(len(text), spans, self.behavior, self.invert) if e > s
+            (s, e) for s, e in split_spans(len(text), spans, self.behavior, self.invert) if e > s
         ]
 
     def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
@@ -155,6 +171,17 @@ class ByteLevel(PreTokenizer):
 
     def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
         return [byte_level_map(p) for p in self.split_only(pieces)]
+
+    def split_counted(self, piece: str, count: int, mapped: bool = True) -> list[tuple[str, int]]:
+        if self.add_prefix_space and not piece.startswith(" "):
+            piece = " " + piece
+            count = count + 1 if count else 0  # the space is aligned to the first char
+        spans = self.splitter.piece_spans(piece) if self.splitter is not None else [(0, len(piece))]
+        out = [(piece[a:b], max(0, min(b, count) - a)) for a, b in spans if b > a]
+        if not mapped:
+            return out
+        # each byte's char is aligned to the char it comes from
+        return [(byte_level_map(p), len(p[:c].encode("utf-8"))) for p, c in out]
 
     def describe(self) -> str:
         return f"ByteLevel(add_prefix_space={self.add_prefix_space}, use_regex={self.use_regex})"
@@ -238,6 +265,11 @@ class FindAll(PreTokenizer):
             return [text[m.start() : m.end()] for m in self._regex.finditer(mapped)]
         return self._regex.findall(text)
 
+    def piece_spans(self, text: str) -> list[tuple[int, int]]:
+        if self.bmp_classes and text and max(text) > "\uffff":
+            text = text.translate(ASTRAL_TO_BMP)
+        return [m.span() for m in self._regex.finditer(text)]
+
     def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
         split_one = self.split_one
         if len(pieces) == 1:
@@ -284,6 +316,10 @@ class FixedLength(PreTokenizer):
         n = self.length
         return [piece[i : i + n] for piece in pieces for i in range(0, len(piece), n)]
 
+    def piece_spans(self, text: str) -> list[tuple[int, int]]:
+        n = self.length
+        return [(i, min(i + n, len(text))) for i in range(0, len(text), n)]
+
     def describe(self) -> str:
         return f"FixedLength({self.length})"
 
@@ -322,11 +358,15 @@ class UnicodeScripts(PreTokenizer):
     def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
         out: list[str] = []
         for piece in pieces:
-            starts = [m.start() for m in _SCRIPT_RUN.finditer(piece.translate(self._classes))]
-            if starts:
-                starts.append(len(piece))
-                out += [piece[a:b] for a, b in zip(starts, starts[1:])]
+            out += [piece[a:b] for a, b in self.piece_spans(piece)]
         return out
+
+    def piece_spans(self, text: str) -> list[tuple[int, int]]:
+        starts = [m.start() for m in _SCRIPT_RUN.finditer(text.translate(self._classes))]
+        if not starts:
+            return []
+        starts.append(len(text))
+        return list(zip(starts, starts[1:]))
 
 
 @functools.cache
@@ -337,13 +377,31 @@ def _script_classes() -> _ScriptClasses:
 class Sequence(PreTokenizer):
     def __init__(self, pretokenizers: list[PreTokenizer]) -> None:
         self.pretokenizers = pretokenizers
+        # The stages up to the last one after the first that has a Metaspace "first" run
+        # counting, for each piece, its leading chars that stem from offset 0 of the input.
+        later = [i for i, p in enumerate(pretokenizers) if i and uses_start(p)]
+        self._counted = later[-1] + 1 if later else 0
 
     def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
-        # Only the first stage knows where its pieces start; the loader refuses a later
-        # Metaspace "first", the one stage that would need to know.
-        for i, p in enumerate(self.pretokenizers):
-            pieces = p.pre_tokenize(pieces, at_start and i == 0)
+        stages = self.pretokenizers
+        if self._counted and pieces:
+            count = operator.index(at_start)
+            if count:
+                counted = [(pieces[0], count)] + [(p, 0) for p in pieces[1:]]
+                for stage in stages[: self._counted]:
+                    counted = [x for p, c in counted for x in stage.split_counted(p, c)]
+                pieces = [p for p, _ in counted]
+                stages = stages[self._counted :]
+            at_start = False
+        for i, p in enumerate(stages):
+            pieces = p.pre_tokenize(pieces, at_start if i == 0 else False)
         return pieces
+
+    def split_counted(self, piece: str, count: int) -> list[tuple[str, int]]:
+        counted = [(piece, count)]
+        for stage in self.pretokenizers:
+            counted = [x for p, c in counted for x in stage.split_counted(p, c)]
+        return counted
 
     def describe(self) -> str:
         return "Sequence[" + ", ".join(p.describe() for p in self.pretokenizers) + "]"
@@ -356,6 +414,9 @@ class _SplitOnly(PreTokenizer):
     def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
         return self.byte_level.split_only(pieces)
 
+    def split_counted(self, piece: str, count: int) -> list[tuple[str, int]]:
+        return self.byte_level.split_counted(piece, count, mapped=False)
+
 
 class MetaspacePreTokenizer(PreTokenizer):
     def __init__(self, metaspace: Metaspace) -> None:
@@ -364,8 +425,12 @@ class MetaspacePreTokenizer(PreTokenizer):
     def pre_tokenize(self, pieces: list[str], at_start: bool = False) -> list[str]:
         out: list[str] = []
         for i, piece in enumerate(pieces):
-            out += self.metaspace.pieces(piece, at_start and i == 0)
+            # at_start is passed on unevaluated: only prepend_scheme "first" looks at it
+            out += self.metaspace.pieces(piece, at_start if i == 0 else False)
         return out
+
+    def split_counted(self, piece: str, count: int) -> list[tuple[str, int]]:
+        return self.metaspace.pieces_counted(piece, count)
 
     def describe(self) -> str:
         return self.metaspace.describe()
@@ -421,15 +486,14 @@ def _sequence(spec: Spec) -> Sequence:
         read_pre_tokenizer(x, spec.at("pretokenizers") + f"[{i}]")
         for i, x in enumerate(spec.array("pretokenizers"))
     ]
-    for i, stage in enumerate(stages[1:], 1):
-        if isinstance(stage, MetaspacePreTokenizer) and stage.metaspace.prepend_scheme == "first":
-            raise spec.fail(
-                f"pretokenizers[{i}].prepend_scheme",
-                "first",
-                "Metaspace 'first' after another pre-tokenizer depends on offsets batchtok "
-                "does not track",
-            )
     return Sequence(stages)
+
+
+def uses_start(pre: PreTokenizer) -> bool:
+    """Whether ``pre`` has a Metaspace "first", the one stage that asks where pieces start."""
+    if isinstance(pre, MetaspacePreTokenizer):
+        return pre.metaspace.prepend_scheme == "first"
+    return isinstance(pre, Sequence) and any(map(uses_start, pre.pretokenizers))
 
 
 def _punctuation(spec: Spec) -> CharSplit:

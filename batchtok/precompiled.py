@@ -20,6 +20,7 @@ import base64
 import binascii
 import re
 import struct
+from collections.abc import Iterator
 
 import regex
 
@@ -257,6 +258,50 @@ class PrecompiledMap:
                         continue
                 out.append(grapheme.translate(chars))
         return "".join(out)
+
+    def changes(self, text: str) -> Iterator[int]:
+        """The ``transform`` change of each char of ``normalize(text)``, as the library computes
+        them (lazily, grapheme by grapheme).
+
+        A replacement's chars replace the old ones (0); extra new chars are inserted (1), and
+        missing ones are removed by the char before, which may be the previous grapheme's last
+        char. A replacement emptying the first grapheme records nothing, so the chars after it
+        take its alignment.
+        """
+        chars = self._chars
+        seg = text if _STAND_IN_CHARS.search(text) is None else text.translate(STAND_INS)
+        pending: list[int] = []  # the last entry may still be lowered by the next grapheme
+        at = 0
+        for m in _GRAPHEME.finditer(seg):
+            grapheme = text[at : m.end()]
+            at = m.end()
+            found = None
+            if len(grapheme) == 1:
+                found = chars.get(ord(grapheme))
+            elif grapheme[0] in self._starts and len(grapheme.encode("utf-8")) < 6:
+                found = self.charsmap.transform(grapheme)
+            if found is not None:
+                _replace_changes(pending, len(grapheme), len(found))
+            else:
+                for ch in grapheme:
+                    new = chars.get(ord(ch))
+                    if new is None:
+                        pending.append(0)
+                    else:
+                        _replace_changes(pending, 1, len(new))
+            if len(pending) > 1:
+                yield from pending[:-1]
+                del pending[:-1]
+        yield from pending
+
+
+def _replace_changes(pending: list[int], old: int, new: int) -> None:
+    """The library's ``replace`` of ``old`` chars by ``new`` ones, as changes."""
+    pending.extend([0] * new)
+    if new > old:
+        pending[len(pending) - (new - old) :] = [1] * (new - old)
+    elif new < old and pending:
+        pending[-1] -= old - new
 
 
 def decode_charsmap(text: str) -> bytes:
