@@ -40,7 +40,7 @@ import tokenizers  # noqa: E402
 
 from batchtok import Tokenizer  # noqa: E402
 from tests.support import corpora  # noqa: E402
-from tests.support.fixtures import tokenizer_path  # noqa: E402
+from tests.support.fixtures import fixture_path as tokenizer_path  # noqa: E402
 
 MB = 1_000_000
 MIN_MB = 10
