@@ -84,31 +84,50 @@ class TokenizerFacts:
         )
 
 
-_LOADED: dict[tuple[str, str], Tokenizer] = {}  # (path, xxh3) -> tokenizer, per process
+# (path, xxh3) -> (tokenizer, the file's truncation, the file's padding), per process
+_LOADED: dict[tuple[str, str], tuple[Tokenizer, dict | None, dict | None]] = {}
 
 
 def load_tokenizer(job: Job, xxh3: str) -> Tokenizer:
-    """Load (once per process and file content) the job's tokenizer, or raise JobError."""
+    """The job's tokenizer as its file configures it (loaded once per process and file
+    content: a previous job's settings are undone), or raise JobError."""
     key = (str(job.tokenizer_path), xxh3)
-    tok = _LOADED.get(key)
-    if tok is None:
-        try:
-            from batchtok import Tokenizer  # the engine, loaded only when a shard needs it
+    if key in _LOADED and _restore(*_LOADED[key]):
+        return _LOADED[key][0]
+    try:
+        from batchtok import Tokenizer  # the engine, loaded only when a shard needs it
 
-            tok = Tokenizer.from_file(job.tokenizer_path)
-        except TokenizerFileError as exc:
-            raise JobError(
-                [job.problem("tokenizer.path", f"{job.tokenizer_path} is refused: {exc}")],
-                str(job.file or ""),
-            ) from exc
-        except OSError as exc:
-            raise JobError(
-                [job.problem("tokenizer.path", f"cannot read {job.tokenizer_path}: {exc}")],
-                str(job.file or ""),
-            ) from exc
-        _LOADED.clear()  # keep one: a tokenizer can hold hundreds of MB of caches
-        _LOADED[key] = tok
+        tok = Tokenizer.from_file(job.tokenizer_path)
+    except TokenizerFileError as exc:
+        raise JobError(
+            [job.problem("tokenizer.path", f"{job.tokenizer_path} is refused: {exc}")],
+            str(job.file or ""),
+        ) from exc
+    except OSError as exc:
+        raise JobError(
+            [job.problem("tokenizer.path", f"cannot read {job.tokenizer_path}: {exc}")],
+            str(job.file or ""),
+        ) from exc
+    _LOADED.clear()  # keep one: a tokenizer can hold hundreds of MB of caches
+    _LOADED[key] = (tok, tok.truncation, tok.padding)
     return tok
+
+
+def _restore(tok: Tokenizer, truncation: dict | None, padding: dict | None) -> bool:
+    """Put back the file's settings; False where only loading the file again can."""
+    tok.encode_special_tokens = False
+    if padding is None:
+        tok.no_padding()
+    else:
+        tok.enable_padding(**padding)
+    if truncation is None:
+        tok.no_truncation()
+        return True
+    try:
+        tok.enable_truncation(**truncation)
+    except ValueError:  # a stride the file may carry but enable_truncation refuses
+        return False
+    return True
 
 
 def tokenizer_digests(job: Job) -> tuple[str, str]:
