@@ -14,6 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import tokenizers
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import batchtok
 from batchtok.runner.encode import MEMO_BYTES, Encoder
@@ -360,3 +362,18 @@ def test_the_memo_accounts_what_it_holds() -> None:
         small.encode(text, pair)
         sizes = sum(sys.getsizeof(v) + sys.getsizeof(k) for k, v in small.memo.items())
         assert small.memo_used <= 200_000 and sizes <= small.memo_used
+
+
+_WIDE = st.text(st.characters(codec="utf-8"), max_size=40)
+_BERT_TRUNCATED = batchtok.Tokenizer.from_file(BERT)
+_BERT_TRUNCATED.enable_truncation(12, strategy="longest_first", direction="left")
+_BERT_ORACLE = tokenizers.Tokenizer.from_file(str(BERT))
+_BERT_ORACLE.enable_truncation(12, strategy="longest_first", direction="left")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(_WIDE, _WIDE), max_size=6))
+def test_encoder_pairs_with_truncation_equal_the_oracle(rows: list[tuple[str, str]]) -> None:
+    got, errors = Encoder(_BERT_TRUNCATED, True).encode([r[0] for r in rows], [r[1] for r in rows])
+    assert not errors
+    assert got == [e.ids for e in _BERT_ORACLE.encode_batch(rows)]

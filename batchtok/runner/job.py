@@ -30,9 +30,8 @@ command line are resolved against the working directory.
 
 Validation reads the whole file (and its includes) and reports every problem at once, each as
 ``key: what was expected (got ...)`` with the file that set the key. Checks that need the inputs
-or the tokenizer (a missing column, a vocabulary too large for ``uint16``, a truncation
-shorter than the special tokens) run later, but still
-before any work, and name their key the same way.
+or the tokenizer (a missing column, a vocabulary too large for ``uint16``, a truncation shorter
+than the special tokens) run later, but still before any work, and name their key the same way.
 """
 
 from __future__ import annotations
