@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ._onig_tables import RANGES
 from .errors import TokenizerFileError
-from .normalizers import Normalizer
+from .normalizers import Normalizer, Sequence
 from .spec import Spec
 
 # Rust's regex `\s` (White_Space), used for lstrip / rstrip.
@@ -127,10 +127,15 @@ class AddedVocabulary:
             if token_id is not None:
                 out.append((piece, token_id, 0))
                 continue
-            normed = normalize(piece) if normalize is not None else piece
             origin = None
-            if start == 0:
-                normalizer = getattr(normalize, "__self__", None)
+            normalizer = getattr(normalize, "__self__", None) if start == 0 else None
+            if isinstance(normalizer, Sequence):
+                # keep the stages' texts: the exact alignment would otherwise normalize again
+                texts = normalizer.stage_texts(piece)
+                normed = texts[-1]
+                origin = _FirstFragment(piece, normalizer, texts)
+            else:
+                normed = normalize(piece) if normalize is not None else piece
                 if isinstance(normalizer, Normalizer):
                     origin = _FirstFragment(piece, normalizer)
             for sub, sub_id, offset in self.normalized_matcher.split(normed, encode_special_tokens):
@@ -147,15 +152,19 @@ class _FirstFragment:
     """The fragment at offset 0 of a text, and (once asked) how many leading chars of its
     normalized form `tokenizers` aligns to offset 0."""
 
-    __slots__ = ("normalizer", "raw", "count")
+    __slots__ = ("normalizer", "raw", "texts", "count")
 
-    def __init__(self, raw: str, normalizer: Normalizer) -> None:
-        self.raw, self.normalizer = raw, normalizer
+    def __init__(self, raw: str, normalizer: Normalizer, texts: list[str] | None = None) -> None:
+        self.raw, self.normalizer, self.texts = raw, normalizer, texts
         self.count: int | None = None
 
     def leading(self) -> int:
         if self.count is None:
-            self.count = self.normalizer.leading_at_origin(self.raw, 1)
+            if self.texts is not None:
+                self.count = self.normalizer.leading_from_stages(self.texts, 1)
+                self.texts = None
+            else:
+                self.count = self.normalizer.leading_at_origin(self.raw, 1)
         return self.count
 
 

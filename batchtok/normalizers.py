@@ -49,18 +49,20 @@ class Normalizer:
         """
         raise NotImplementedError
 
+    def describe(self) -> str:
+        return type(self).__name__
 
-def leading_through(changes: Iterable[int], count: int, initial_offset: int = 0) -> int:
+
+def leading_through(changes: Iterable[int], count: int) -> int:
     """:meth:`Normalizer.leading_at_origin` of a `tokenizers` ``transform``.
 
     ``changes`` holds the change of each output char as the library's ``transform`` takes it:
     0 replaces the next input char, ``-n`` replaces it and removes ``n`` more, ``1`` inserts
     a char aligned to the input char before the current position (to offset 0 itself when
-    there is none). ``initial_offset`` input chars are removed first. The alignment is
-    positional, whatever char an entry carries; consumed lazily, up to the first output char
-    that stems from past the prefix.
+    there is none). The alignment is positional, whatever char an entry carries; consumed
+    lazily, up to the first output char that stems from past the prefix.
     """
-    pos = initial_offset
+    pos = 0
     out = 0
     for change in changes:
         if change > 0:
@@ -78,9 +80,6 @@ def _per_char(normalize: Callable[[str], str], text: str, count: int) -> int:
     """:meth:`Normalizer.leading_at_origin` of a normalizer that maps each char on its own to
     chars all aligned to it (filter, map, lowercase, byte-level, CJK padding)."""
     return len(normalize(text[:count]))
-
-    def describe(self) -> str:
-        return type(self).__name__
 
 
 class UnicodeForm(Normalizer):
@@ -460,16 +459,25 @@ class Sequence(Normalizer):
             text = n.normalize(text)
         return text
 
+    def stage_texts(self, text: str) -> list[str]:
+        """``text``, then its value after each normalizer (the last one is ``normalize(text)``):
+        what :meth:`leading_from_stages` needs, at the cost of one ``normalize``."""
+        texts = [text]
+        for n in self.normalizers:
+            texts.append(n.normalize(texts[-1]))
+        return texts
+
     def leading_at_origin(self, text: str, count: int) -> int:
-        last = len(self.normalizers) - 1
-        for i, n in enumerate(self.normalizers):
+        return self.leading_from_stages(self.stage_texts(text), count)
+
+    def leading_from_stages(self, texts: list[str], count: int) -> int:
+        """:meth:`leading_at_origin` of ``texts[0]``, given its :meth:`stage_texts`."""
+        for n, text in zip(self.normalizers, texts):
             # No normalizer inserts a char before its first one, so once no char stems from
             # offset 0 none will.
             if not count:
                 return 0
             count = n.leading_at_origin(text, count)
-            if i < last:
-                text = n.normalize(text)
         return count
 
     def describe(self) -> str:

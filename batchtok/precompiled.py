@@ -269,12 +269,8 @@ class PrecompiledMap:
         take its alignment.
         """
         chars = self._chars
-        seg = text if _STAND_IN_CHARS.search(text) is None else text.translate(STAND_INS)
         pending: list[int] = []  # the last entry may still be lowered by the next grapheme
-        at = 0
-        for m in _GRAPHEME.finditer(seg):
-            grapheme = text[at : m.end()]
-            at = m.end()
+        for grapheme in self._graphemes(text):
             found = None
             if len(grapheme) == 1:
                 found = chars.get(ord(grapheme))
@@ -293,6 +289,25 @@ class PrecompiledMap:
                 yield from pending[:-1]
                 del pending[:-1]
         yield from pending
+
+    @staticmethod
+    def _graphemes(text: str) -> Iterator[str]:
+        """The grapheme clusters of ``text``, segmented in growing windows so that reading the
+        first few costs little on a long text. A boundary depends only on the chars up to the
+        one after it, and segmenting again from a boundary finds the same clusters, so every
+        cluster but a window's last one is final."""
+        start, size, n = 0, 64, len(text)
+        while start < n:
+            window = text[start : start + size]
+            if _STAND_IN_CHARS.search(window) is not None:
+                window = window.translate(STAND_INS)
+            lengths = [len(g) for g in _GRAPHEME.findall(window)]
+            if start + size < n:
+                lengths.pop()  # it may go on past the window
+            for length in lengths:
+                yield text[start : start + length]
+                start += length
+            size *= 4
 
 
 def _replace_changes(pending: list[int], old: int, new: int) -> None:

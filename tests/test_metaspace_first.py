@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from batchtok import Tokenizer
 from batchtok.added_tokens import LeadingCount
-from batchtok.normalizers import Normalizer, UnicodeForm, read_normalizer
+from batchtok.normalizers import Normalizer, Sequence, UnicodeForm, read_normalizer
+from batchtok.precompiled import _GRAPHEME, PrecompiledMap
 from tests.oracle import assert_conforms
 from tests.support.adversarial import adversarial_strings
 from tests.support.corpora import sample_docs
@@ -253,6 +254,7 @@ def test_fixtures(name):
     synthetic files above: for an unknown piece, the oracle's Unigram shows the piece's own
     text as the token where batchtok shows the unk token, a difference outside Metaspace.)"""
     ours, ref = load_pair(fixture_path(name).read_text(encoding="utf-8"))
+    assert "Metaspace" in ours.describe()
     docs = [*sample_docs("english", 15), *sample_docs("code", 10), *sample_docs("multilingual", 25)]
     starts = ["", " ", "  ", "\u200b", "\x01", "\u0301", "\ufb01", "\t", "\u3000"]
     docs += [start + doc[:200] for start in starts for doc in docs[::5]]
@@ -311,6 +313,18 @@ def test_precompiled_changes_one_per_output_char():
         assert len(list(normalizer.map.changes(text))) == len(normalizer.normalize(text)), text
 
 
+def test_windowed_graphemes_match_whole_text_segmentation():
+    """Clusters found window by window are the clusters of the whole text, also where flags,
+    emoji sequences, Hangul syllables, marks and CRLF straddle a window's end."""
+    units = ["\U0001f1e6\U0001f1e7", "\U0001f1e8", "\U0001f469\u200d\U0001f52c", "\r\n"]
+    units += ["\u1100\u1161\u11a8", "e\u0301\u0323", "x", " ", "\u0915\u094d\u0937"]
+    for seed in range(40):
+        text = "".join(units[(seed * 7 + i * i) % len(units)] for i in range(seed * 9))
+        for shift in range(3):
+            shifted = "a" * shift + text
+            assert list(PrecompiledMap._graphemes(shifted)) == _GRAPHEME.findall(shifted)
+
+
 @pytest.mark.parametrize(
     ("config", "text", "count"),
     [
@@ -338,6 +352,7 @@ def test_other_files_never_compute_the_alignment(monkeypatch):
         raise AssertionError("leading_at_origin called")
 
     monkeypatch.setattr(Normalizer, "leading_at_origin", refuse)
+    monkeypatch.setattr(Sequence, "leading_from_stages", refuse)
     for cls in Normalizer.__subclasses__():
         monkeypatch.setattr(cls, "leading_at_origin", refuse, raising=False)
     text = tokenizer_json(normalizer_configs()["t5"], metaspace("always"), ADDED["normalized"])
