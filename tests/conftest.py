@@ -54,9 +54,8 @@ REAL_FILES = BYTE_LEVEL_FILES + SENTENCEPIECE_FILES
 
 # Issue-5 fixtures (tests/support/fixtures.py): the real all-MiniLM-L6-v2 file, SentencePiece
 # Unigram files converted by transformers, files trained by tokenizers' own trainers, and the
-# kitchen sinks. The ones batchtok refuses are checked to name their JSON path instead.
-REFUSED_PART3 = ("ks-unigram-metaspace-first-nosplit",)
-PART3_FILES = tuple(n for n in part3_names() if n not in REFUSED_PART3)
+# kitchen sinks.
+PART3_FILES = part3_names()
 ALL_FILES = REAL_FILES + PART3_FILES
 
 

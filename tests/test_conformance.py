@@ -105,3 +105,23 @@ def test_vocab_lookups(real_pair):
     assert ours.token_to_id("no such token \u2603\u2603") == ref.token_to_id(
         "no such token \u2603\u2603"
     )
+
+
+def test_decode_skips_special_tokens_by_default(real_pair):
+    _, ours, ref = real_pair
+    ids = ref.encode("Hello world <s> </s> <|endoftext|>", add_special_tokens=True).ids
+    assert ours.decode(ids) == ref.decode(ids)
+    assert ours.decode_batch([ids, ids[:2]]) == ref.decode_batch([ids, ids[:2]])
+
+
+def test_a_tiny_piece_cache_changes_nothing(real_pair):
+    """The cache turns over every few pieces: results equal the oracle's all the same."""
+    import batchtok
+    from tests.conftest import tokenizer_json
+
+    name, _, ref = real_pair
+    tiny = batchtok.Tokenizer.from_str(tokenizer_json(name))
+    tiny.set_cache_size(0.002)  # two generations of 2 entries
+    docs = corpora.sample_docs("multilingual", 30, 1500) + SPECIAL_TEXT
+    assert_same_ids(tiny, ref, docs, add_special_tokens=True)
+    assert len(tiny._cache) <= 2 and len(tiny._cache.old) <= 2

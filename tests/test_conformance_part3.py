@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import PART3_FILES, REFUSED_PART3, load_pair, tokenizer_json
+from tests.conftest import PART3_FILES, load_pair, tokenizer_json
 from tests.oracle import assert_conforms
 from tests.support import adversarial, corpora
 
@@ -128,13 +128,3 @@ def _fresh(name: str):
 
     text = tokenizer_json(name)
     return batchtok.Tokenizer.from_str(text), tokenizers.Tokenizer.from_str(text)
-
-
-@pytest.mark.parametrize("name", REFUSED_PART3)
-def test_files_batchtok_refuses_name_their_path(name):
-    import batchtok
-    from batchtok import TokenizerFileError
-
-    with pytest.raises(TokenizerFileError) as info:
-        batchtok.Tokenizer.from_str(tokenizer_json(name))
-    assert info.value.path and info.value.reason

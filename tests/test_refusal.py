@@ -193,3 +193,22 @@ def test_not_utf8(tmp_path):
     with pytest.raises(TokenizerFileError) as info:
         Tokenizer.from_file(path)
     assert "UTF-8" in info.value.reason
+
+
+@pytest.mark.parametrize("content", ["\ud800", "a\udfffb", "\udc00\ud800"])
+def test_lone_surrogate_escape(base, content):
+    """Python's json accepts a lone surrogate escape; the library's JSON reader does not."""
+    data = copy.deepcopy(base)
+    data["added_tokens"][0]["content"] = content
+    err = refused(data)
+    assert err.path == "added_tokens[0].content" and "surrogate" in err.reason
+    assert oracle_refuses(data)
+
+
+def test_a_surrogate_pair_escape_is_one_char(base):
+    data = copy.deepcopy(base)
+    data["added_tokens"][0]["content"] = "\U0001f600"
+    text = json.dumps(data)  # ensure_ascii: written as the pair \ud83d\ude00
+    assert "\\ud83d\\ude00" in text
+    ours, ref = Tokenizer.from_str(text), tokenizers.Tokenizer.from_str(text)
+    assert ours.encode("a\U0001f600b").ids == ref.encode("a\U0001f600b").ids

@@ -292,8 +292,10 @@ def _truncation_problems(job: Job, facts: TokenizerFacts, truncation: dict) -> l
 
 def configure_tokenizer(tok: Tokenizer, job: Job, facts: TokenizerFacts) -> None:
     """Set the job's options on the loaded tokenizer: truncation (:func:`applied_truncation`),
-    no padding, special-token strings in text. Raises JobError where the engine refuses."""
+    no padding, special-token strings in text, the piece cache's memory. Raises JobError where
+    the engine refuses."""
     tok.encode_special_tokens = job.special_tokens_in_text == "text"
+    tok.set_cache_size(job.cache_mb)
     tok.no_padding()
     truncation = applied_truncation(job, facts)
     if truncation is None:

@@ -300,6 +300,13 @@ SETTINGS: tuple[Setting, ...] = (
         _positive_number,
         "Text read and encoded at a time by a worker (MB); bounds memory, not the output.",
     ),
+    Setting(
+        "run.cache_mb",
+        96.0,
+        _positive_number,
+        "Memory a worker gives its cache of encoded pieces (MB, estimated): larger is faster "
+        "on varied text, and a worker's memory stays flat however large the input.",
+    ),
 )
 
 BY_KEY = {s.key: s for s in SETTINGS}
@@ -343,6 +350,7 @@ class Job:
     bad_rows: str
     shard_mb: float
     batch_mb: float
+    cache_mb: float
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def problem(self, key: str, message: str) -> Problem:
@@ -389,6 +397,7 @@ class Job:
                 "workers": self.workers or "auto",
                 "shard_mb": self.shard_mb,
                 "batch_mb": self.batch_mb,
+                "cache_mb": self.cache_mb,
             },
         }
 
@@ -584,6 +593,7 @@ def load_job(
         bad_rows=resolved["run.bad_rows"],
         shard_mb=resolved["run.shard_mb"],
         batch_mb=resolved["run.batch_mb"],
+        cache_mb=resolved["run.cache_mb"],
         sources=sources,
     )
 
