@@ -15,4 +15,5 @@ fi
 .venv/bin/python -c 'import tokenizers, sys; sys.exit(tokenizers.__version__ != "0.23.3")' \
     || { echo "error: the test extra changed the oracle's tokenizers version" >&2; exit 1; }
 .venv/bin/python -m tests.support.fetch_all
-exec .venv/bin/python -m pytest -q "$@"
+# One pytest worker per core (pytest-xdist): the oracle suites are CPU-bound and independent.
+exec .venv/bin/python -m pytest -q -n "${BATCHTOK_TEST_WORKERS:-auto}" "$@"

@@ -18,7 +18,7 @@ from tests.oracle import assert_conforms
 from tests.support import adversarial, corpora
 
 # Documents per corpus kind, each cut to this many chars.
-DOCS, CHARS = 60, 3000
+DOCS, CHARS = 40, 3000
 
 
 def _docs(kind: str) -> list[str]:
@@ -30,7 +30,7 @@ def _docs(kind: str) -> list[str]:
 
 
 def _lang(lang: str) -> list[str]:
-    return corpora.sample_docs(lang, 6, CHARS)
+    return corpora.sample_docs(lang, 4, CHARS)
 
 
 def _same_encoding(a, b, where: str) -> None:
