@@ -72,13 +72,18 @@ def _all_chars() -> str:
     return "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
 
 
-@functools.cache
-def _table(name: str) -> tuple[tuple[int, int], ...]:
+def parse_ranges(encoded: str) -> tuple[tuple[int, int], ...]:
+    """Code point ranges from a generated table's "41-5a 61 ..." spelling (hex, inclusive)."""
     out = []
-    for item in RANGES[name].split():
+    for item in encoded.split():
         a, _, b = item.partition("-")
         out.append((int(a, 16), int(b or a, 16)))
     return tuple(out)
+
+
+@functools.cache
+def _table(name: str) -> tuple[tuple[int, int], ...]:
+    return parse_ranges(RANGES[name])
 
 
 @functools.cache

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from ._pre_tokenizer_tables import RANGES, SCRIPTS
 from .metaspace import Metaspace
 from .normalizers import compile_checked, read_pattern
-from .onig import OnigPattern, _render_ranges, escape_literal
+from .onig import OnigPattern, _render_ranges, escape_literal, parse_ranges
 from .spec import Spec, dispatch
 
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
@@ -196,11 +196,7 @@ class ByteLevel(PreTokenizer):
 
 @functools.cache
 def _ranges(name: str) -> tuple[tuple[int, int], ...]:
-    out = []
-    for item in RANGES[name].split():
-        a, _, b = item.partition("-")
-        out.append((int(a, 16), int(b or a, 16)))
-    return tuple(out)
+    return parse_ranges(RANGES[name])
 
 
 @functools.cache
