@@ -113,14 +113,13 @@ class AddedVocabulary:
         return self.normalized_content.get(token_id, token.content)
 
     def split(
-        self, text: str, normalize: Callable[[str], str] | None, encode_special_tokens: bool
+        self, text: str, normalizer: Normalizer | None, encode_special_tokens: bool
     ) -> list[tuple[str, int | None, int | LeadingCount]]:
         """Split ``text`` into (fragment, added id or None, at_start) with fragments normalized.
 
         ``at_start`` counts the leading chars of the fragment that `tokenizers` aligns to
         offset 0 of ``text`` (0 for most fragments; a :class:`LeadingCount`, computed only if
-        asked, where the normalizer decides). ``normalize`` is a :class:`Normalizer`'s bound
-        ``normalize``, or any function that keeps the first char in place.
+        asked, where the normalizer decides).
         """
         out: list[tuple[str, int | None, int | LeadingCount]] = []
         for piece, token_id, start in self.raw_matcher.split(text, encode_special_tokens):
@@ -128,16 +127,18 @@ class AddedVocabulary:
                 out.append((piece, token_id, 0))
                 continue
             origin = None
-            normalizer = getattr(normalize, "__self__", None) if start == 0 else None
-            if isinstance(normalizer, Sequence):
+            if normalizer is None:
+                normed = piece
+            elif start != 0:
+                normed = normalizer.normalize(piece)
+            elif isinstance(normalizer, Sequence):
                 # keep the stages' texts: the exact alignment would otherwise normalize again
                 texts = normalizer.stage_texts(piece)
                 normed = texts[-1]
                 origin = _FirstFragment(piece, normalizer, texts)
             else:
-                normed = normalize(piece) if normalize is not None else piece
-                if isinstance(normalizer, Normalizer):
-                    origin = _FirstFragment(piece, normalizer)
+                normed = normalizer.normalize(piece)
+                origin = _FirstFragment(piece, normalizer)
             for sub, sub_id, offset in self.normalized_matcher.split(normed, encode_special_tokens):
                 if origin is not None:
                     at_start: int | LeadingCount = LeadingCount(origin, offset)

@@ -32,10 +32,6 @@ class UnicodeVersionError(ValueError):
 
 
 class Normalizer:
-    # True when the first char of the output always stems from offset 0 of the input. The
-    # engine no longer relies on it (see leading_at_origin); it only describes the normalizer.
-    keeps_start = True
-
     def normalize(self, text: str) -> str:
         raise NotImplementedError
 
@@ -227,7 +223,6 @@ class Lowercase(Normalizer):
 class Strip(Normalizer):
     def __init__(self, left: bool, right: bool) -> None:
         self.left, self.right = left, right
-        self.keeps_start = not left
 
     def normalize(self, text: str) -> str:
         if self.left:
@@ -253,7 +248,6 @@ class Replace(Normalizer):
         self.pattern, self.is_regex, self.content = pattern, is_regex, content
         self.literal = None if is_regex or not pattern else pattern
         self.onig = OnigPattern(pattern if is_regex else escape_literal(pattern))
-        self.keeps_start = bool(content)
 
     def normalize(self, text: str) -> str:
         if self.literal is not None:
@@ -345,8 +339,6 @@ class BertNormalizer(Normalizer):
         self.strip_accents, self.lowercase = strip_accents, lowercase
         self._nfd = UnicodeForm("NFD") if strip_accents else None
         self._lower = Lowercase() if lowercase else None
-        # clean_text deletes leading controls; accent stripping deletes leading marks
-        self.keeps_start = not clean_text and not strip_accents
 
     def normalize(self, text: str) -> str:
         if self.clean_text:
@@ -386,7 +378,6 @@ class BertNormalizer(Normalizer):
 class StripAccents(Normalizer):
     """Deletes combining marks (the library's Mn/Mc/Me table); does not decompose first."""
 
-    keeps_start = False
     _marks = _ranges_table(_bert_tables.COMBINING_MARKS, None)
 
     def normalize(self, text: str) -> str:
@@ -399,7 +390,6 @@ class StripAccents(Normalizer):
 class Nmt(Normalizer):
     """Deletes some control chars and turns some separators into spaces (fixed lists)."""
 
-    keeps_start = False
     _table = {
         **{cp: None for cp in [*range(0x1, 0x9), 0xB, *range(0xE, 0x20), 0x7F, 0x8F, 0x9F]},
         **{
@@ -440,7 +430,6 @@ class Precompiled(Normalizer):
 
     def __init__(self, charsmap: Charsmap) -> None:
         self.map = PrecompiledMap(charsmap)
-        self.keeps_start = not self.map.deletes
 
     def normalize(self, text: str) -> str:
         return self.map.normalize(text)
@@ -452,7 +441,6 @@ class Precompiled(Normalizer):
 class Sequence(Normalizer):
     def __init__(self, normalizers: list[Normalizer]) -> None:
         self.normalizers = normalizers
-        self.keeps_start = all(n.keeps_start for n in normalizers)
 
     def normalize(self, text: str) -> str:
         for n in self.normalizers:

@@ -140,8 +140,6 @@ class Charsmap:
                 if (unit >> 8) & 1:
                     self.string(units[base] & 0x7FFFFFFF)
                 children.setdefault(pos ^ label, []).append((label, pos))
-        # whether some key maps to nothing (then leading text can vanish)
-        self.deletes = "" in self._strings.values()
         self._root = _offset(units[0])
         if self._root | 0xFF >= size:
             raise CharsmapError("the children of the trie root lie outside the array")
@@ -222,7 +220,6 @@ class PrecompiledMap:
         self.charsmap = charsmap
         self._chars = charsmap.chars
         self._starts = charsmap.starts | {chr(c) for c in charsmap.chars}
-        self.deletes = charsmap.deletes
 
     def normalize(self, text: str) -> str:
         """``text`` with the charsmap applied grapheme by grapheme, as the library does."""

@@ -214,7 +214,7 @@ class Tokenizer:
         return tuple(self.model.tokenize(word))
 
     def _fragments(self, text: str) -> list[tuple[str, int | None, bool]]:
-        return self.added_vocabulary.split(text, self._normalize, self.encode_special_tokens)
+        return self.added_vocabulary.split(text, self.normalizer, self.encode_special_tokens)
 
     def _sequence_ids(self, text: str) -> list[int]:
         """Ids of one text before post-processing."""

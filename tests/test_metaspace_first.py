@@ -363,7 +363,7 @@ def test_other_files_never_compute_the_alignment(monkeypatch):
 
 def test_sub_fragment_after_a_normalized_token_keeps_its_count():
     ours, _ = pair("NFD", "split", "normalized")
-    fragments = ours.added_vocabulary.split("\u00e9x", ours._normalize, False)
+    fragments = ours.added_vocabulary.split("\u00e9x", ours.normalizer, False)
     # NFD gives "e" + U+0301; the normalized added token "e" leaves U+0301 at offset 1, whose
     # alignment is still offset 0 of the text
     assert [f for f, _, _ in fragments] == ["e", "\u0301x"]

@@ -121,23 +121,6 @@ def test_bert_tables_match_the_oracle():
 
 
 @pytest.mark.parametrize(
-    ("config", "keeps_start"),
-    [
-        (bert(True, False, False, False), False),
-        (bert(False, True, False, True), True),
-        (bert(False, True, None, True), False),
-        (bert(False, True, None, False), True),
-        ({"type": "StripAccents"}, False),
-        ({"type": "Nmt"}, False),
-        ({"type": "ByteLevel"}, True),
-    ],
-)
-def test_keeps_start(config, keeps_start):
-    """False exactly where the normalizer can drop the first char of a fragment."""
-    assert read_normalizer(config, "normalizer").keeps_start is keeps_start
-
-
-@pytest.mark.parametrize(
     ("config", "path"),
     [
         ({"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True}, "lowercase"),
