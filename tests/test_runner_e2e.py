@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from batchtok import __version__
+from batchtok.runner.output import use_returning_memory_pool
 from tests.runner_helpers import (
     EXAMPLE_JOB,
     SAMPLE,
@@ -68,8 +69,23 @@ def test_the_example_job_runs_out_of_the_box(tmp_path: Path) -> None:
     assert report["tokens"] == sum(map(len, expected))
     found = sum(t.count("<|endoftext|>") for t in source["text"].to_pylist())
     assert report["special_tokens_in_text"]["counts"] == {"<|endoftext|>": found} and found > 0
+    assert report["arrow_memory_pool"] in ("jemalloc", "system")
+    assert report["peak_worker_rss_mb"] > 0 and report["parent_rss_mb_at_fork"] > 0
     code, output = invoke("status", EXAMPLE_JOB, "--output", out)
     assert code == 0 and "last run: success" in output
+
+
+def test_arrow_allocates_from_a_pool_that_gives_memory_back(monkeypatch) -> None:
+    before = pa.default_memory_pool()
+    try:
+        monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+        assert use_returning_memory_pool() in ("jemalloc", "system")
+        # with ARROW_DEFAULT_MEMORY_POOL set, the pool in use is left alone
+        pa.set_memory_pool(pa.system_memory_pool())
+        monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "mimalloc")
+        assert use_returning_memory_pool() == "system"
+    finally:
+        pa.set_memory_pool(before)
 
 
 @pytest.fixture

@@ -57,7 +57,13 @@ from .executor import Event, LocalExecutor
 from .inputs import STATE_DIR, InputFile, resolve_inputs
 from .job import Job, JobError
 from .lock import LockHeld, RunLock
-from .output import METADATA_KEY, metadata_bytes, output_schema, read_metadata
+from .output import (
+    METADATA_KEY,
+    metadata_bytes,
+    output_schema,
+    read_metadata,
+    use_returning_memory_pool,
+)
 from .plan import (
     FileState,
     batch_rows,
@@ -76,6 +82,7 @@ from .worker import (
     EncodeSettings,
     HashTask,
     ShardTask,
+    current_rss_mb,
     prepare,
 )
 
@@ -285,6 +292,7 @@ class _Run:
         self.bad_examples: list[dict[str, Any]] = []
         self.specials: Counter = Counter()
         self.peak_rss_mb = 0.0
+        self.fork_rss_mb: float | None = None
         self.encode_seconds = 0.0
         self.hash_seconds = 0.0
         self.interrupted = False
@@ -295,6 +303,7 @@ class _Run:
 
     def execute(self) -> RunResult:
         job = self.job
+        self.memory_pool = use_returning_memory_pool()
         try:
             lock = RunLock(self.sdir / "lock", job=str(job.file or job.name)).acquire()
         except LockHeld as exc:
@@ -406,6 +415,8 @@ class _Run:
         if self.workers > 1:
             self._prewarm(tok)
         self.session.for_workers()
+        # what each worker starts from: its copy-on-write view of the parent's pages
+        self.fork_rss_mb = current_rss_mb()
         with LocalExecutor(self.workers) as executor:
             self._encode_phase(executor)
         if not self.failures and self.parts_dir.exists():
@@ -736,6 +747,7 @@ class _Run:
             "encode_seconds": round(self.encode_seconds, 3),
             "workers": self.workers,
             "start_method": "fork",
+            "arrow_memory_pool": self.memory_pool,
             "files": {
                 "total": len(self.states),
                 "written": self.files_written,
@@ -768,6 +780,9 @@ class _Run:
                 "total": sum(self.specials.values()),
             },
             "peak_worker_rss_mb": round(self.peak_rss_mb, 1),
+            "parent_rss_mb_at_fork": (
+                round(self.fork_rss_mb, 1) if self.fork_rss_mb is not None else None
+            ),
             "orphan_outputs": getattr(self, "orphans", []),
         }
         level = (

@@ -12,6 +12,7 @@ tokenizer is loaded once per run, not once per worker or per task.
 from __future__ import annotations
 
 import logging
+import os
 import resource
 import time
 from collections import Counter
@@ -60,6 +61,16 @@ def prepare(tok: Tokenizer | None, facts: TokenizerFacts | None, settings: Encod
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def current_rss_mb() -> float | None:
+    """This process's resident memory now (Linux; None elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 # -- hashing -----------------------------------------------------------------------------------

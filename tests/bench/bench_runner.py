@@ -22,6 +22,11 @@ re-run >= 50), and the peak RSS of a batchtok worker (from the run summary) and 
 `tokenizers` process. The first repeat checks that both pipelines wrote identical ids for
 every row. The last line is a JSON summary.
 
+``--memory 100,1000`` measures memory instead: one 2-worker run per input size (the same
+8-file layout, so files grow with the input), printing each run's peak worker RSS, the
+parent's RSS when it forked the workers (the tokenizer's tables, shared copy-on-write), and
+the ratio of the largest peak to the smallest (target <= 1.10: flat).
+
 The input is built once from ``tests.support.corpora`` (English prose, source code and every
 multilingual corpus, interleaved) and cached under ``$BATCHTOK_CACHE/bench_runner/``. There
 are about 70 MB of distinct documents; beyond that, documents come again with their
@@ -48,6 +53,7 @@ REPO = Path(__file__).resolve().parents[2]
 FILES = 8  # input files (12.5 MB of text each at 100 MB): several shards for 2 workers
 ROW_GROUP_MB = 2.0  # text per input row group
 TARGETS = {"vs_tokenizers": 1.5, "two_vs_one": 1.7, "rerun": 50.0}
+FLAT = 1.10  # largest peak worker RSS over the smallest, across input sizes
 
 
 def log(msg: str) -> None:
@@ -216,6 +222,44 @@ def same_ids(a: Path, b: Path) -> tuple[int, int]:
     return rows, differ
 
 
+def memory(sizes: list[float], tokenizer_name: str, work: Path) -> dict:
+    """Peak worker RSS of one 2-worker run per input size."""
+    from tests.support.fixtures import tokenizer_path
+
+    tokenizer = tokenizer_path(tokenizer_name)
+    rows = []
+    for mb in sizes:
+        input_dir = build_input(mb)
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        job = write_job(work, input_dir, tokenizer)
+        log(f"{mb:g} MB: batchtok, 2 workers")
+        elapsed, _ = timed(batchtok_cmd(job, work / "out", 2))
+        report = json.loads((work / "out" / "_batchtok_summary.json").read_text())
+        rows.append(
+            {
+                "mb": report["text_mb"],
+                "seconds": elapsed,
+                "peak_worker_rss_mb": report["peak_worker_rss_mb"],
+                "parent_rss_mb_at_fork": report.get("parent_rss_mb_at_fork"),
+                "files": len(list(input_dir.glob("*.parquet"))),
+                "shards": report["shards"]["done"],
+            }
+        )
+    head = ("input MB", "files", "shards", "s", "peak worker MB", "at fork MB")
+    print(" ".join(f"{h:>{w}}" for h, w in zip(head, (9, 6, 7, 7, 15, 11))))
+    for r in rows:
+        print(
+            f"{r['mb']:>9.1f} {r['files']:>6} {r['shards']:>7} {r['seconds']:>7.1f} "
+            f"{r['peak_worker_rss_mb']:>15.0f} {r['parent_rss_mb_at_fork'] or 0:>11.0f}"
+        )
+    peaks = [r["peak_worker_rss_mb"] for r in rows]
+    ratio = max(peaks) / min(peaks)
+    verdict = "meets" if ratio <= FLAT else "misses"
+    print(f"largest / smallest peak worker RSS: {ratio:.3f}  (target <= {FLAT}: {verdict})")
+    return {"tokenizer": tokenizer_name, "runs": rows, "peak_ratio": ratio, "target": FLAT}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=100.0, help="MB of text (default 100)")
@@ -224,9 +268,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None, help="scratch directory")
     parser.add_argument("--json", type=Path, default=None, help="also write the summary here")
     parser.add_argument("--reference-pipeline", nargs=3, metavar=("IN", "OUT", "TOK"))
+    parser.add_argument(
+        "--memory", default=None, metavar="MB,MB,...", help="measure peak memory per input size"
+    )
     args = parser.parse_args(argv)
     if args.reference_pipeline:
         reference_pipeline(*map(Path, args.reference_pipeline))
+        return 0
+    if args.memory:
+        work = args.work or Path(os.environ.get("TMPDIR", "/tmp")) / "batchtok-bench-memory"
+        sizes = [float(x) for x in args.memory.split(",")]
+        result = memory(sizes, args.tokenizer, work)
+        print(json.dumps(result))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2))
         return 0
 
     from tests.support.fixtures import tokenizer_path
