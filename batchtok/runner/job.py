@@ -302,7 +302,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "run.cache_mb",
-        96.0,
+        48.0,
         _positive_number,
         "Memory a worker gives its cache of encoded pieces (MB, estimated): larger is faster "
         "on varied text, and a worker's memory stays flat however large the input.",

@@ -53,7 +53,7 @@ REPO = Path(__file__).resolve().parents[2]
 FILES = 8  # input files (12.5 MB of text each at 100 MB): several shards for 2 workers
 ROW_GROUP_MB = 2.0  # text per input row group
 TARGETS = {"vs_tokenizers": 1.5, "two_vs_one": 1.7, "rerun": 50.0}
-FLAT = 1.10  # largest peak worker RSS over the smallest, across input sizes
+FLAT = 1.10  # largest peak worker RSS over the smallest input's (our goal for "flat")
 
 
 def log(msg: str) -> None:
