@@ -15,6 +15,10 @@ included, as a cron job would pay them), median of ``--repeats``:
   text in batches, ``Tokenizer.encode_batch`` (all its threads), build the same
   ``input_ids`` list<int32> and ``num_tokens`` columns, keep every input column, write zstd
   Parquet.
+* ``tiktoken``: that pipeline with a tiktoken Encoding built from the same file
+  (``encode_ordinary_batch`` on every core, the special tokens the file's post-processor adds
+  prepended), where tiktoken can be exact (byte-level BPE whose merge ranks are the ids, such
+  as llama3); its ids are checked too. The issue names it as the figure to beat next.
 
 Printed: medians, MB/s (UTF-8 bytes of text / median wall seconds, MB = 10^6 bytes), the
 ratios against their targets (batchtok 2w vs tokenizers >= 1.5, 2w vs 1w >= 1.7, first run vs
@@ -172,6 +176,41 @@ def reference_pipeline(input_dir: Path, output_dir: Path, tokenizer: Path) -> No
     print(json.dumps({"peak_rss_mb": peak}))
 
 
+def tiktoken_pipeline(input_dir: Path, output_dir: Path, tokenizer: Path) -> None:
+    """The same pipeline with tiktoken (``encode_ordinary_batch`` on every core), where an
+    Encoding built from the file is exact (byte-level BPE whose merge ranks are the ids)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import tokenizers
+
+    from tests.bench.bench import build_tiktoken, plan_tiktoken
+
+    plan = plan_tiktoken(json.loads(tokenizer.read_text(encoding="utf-8")))
+    if plan.skip or plan.rank_mode != "id":
+        print(json.dumps({"skip": plan.skip or "merge ranks are not the ids"}))
+        return
+    enc, _ = build_tiktoken(tokenizer, plan, "runner")
+    # the special tokens the file's post-processor adds around a text (llama3: BOS)
+    empty = tokenizers.Tokenizer.from_file(str(tokenizer)).encode("").ids
+    threads = os.cpu_count() or 1
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for path in sorted(input_dir.glob("*.parquet")):
+        pf = pq.ParquetFile(path)
+        writer = None
+        for i in range(pf.metadata.num_row_groups):
+            table = pf.read_row_group(i)
+            ids = enc.encode_ordinary_batch(table["text"].to_pylist(), num_threads=threads)
+            ids = [empty + x for x in ids]
+            table = table.append_column("input_ids", pa.array(ids, pa.list_(pa.int32())))
+            table = table.append_column("num_tokens", pa.array(map(len, ids), pa.int32()))
+            if writer is None:
+                writer = pq.ParquetWriter(output_dir / path.name, table.schema, compression="zstd")
+            writer.write_table(table)
+        if writer is not None:
+            writer.close()
+    print(json.dumps({"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
 # -- timing ------------------------------------------------------------------------------------
 
 
@@ -268,12 +307,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None, help="scratch directory")
     parser.add_argument("--json", type=Path, default=None, help="also write the summary here")
     parser.add_argument("--reference-pipeline", nargs=3, metavar=("IN", "OUT", "TOK"))
+    parser.add_argument("--tiktoken-pipeline", nargs=3, metavar=("IN", "OUT", "TOK"))
     parser.add_argument(
         "--memory", default=None, metavar="MB,MB,...", help="measure peak memory per input size"
     )
     args = parser.parse_args(argv)
     if args.reference_pipeline:
         reference_pipeline(*map(Path, args.reference_pipeline))
+        return 0
+    if args.tiktoken_pipeline:
+        tiktoken_pipeline(*map(Path, args.tiktoken_pipeline))
         return 0
     if args.memory:
         work = args.work or Path(os.environ.get("TMPDIR", "/tmp")) / "batchtok-bench-memory"
@@ -295,9 +338,11 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     job = write_job(work, input_dir, tokenizer)
-    times: dict[str, list[float]] = {k: [] for k in ("b1", "b2", "rerun", "tokenizers")}
+    times: dict[str, list[float]] = {k: [] for k in ("b1", "b2", "rerun", "tokenizers", "tiktoken")}
     peaks: dict[str, float] = {}
     mismatches = None
+    tiktoken_skip = None
+    tiktoken_mismatches = None
     for r in range(args.repeats):
         for workers, key in ((1, "b1"), (2, "b2")):
             out = work / f"out{workers}"
@@ -330,22 +375,53 @@ def main(argv: list[str] | None = None) -> int:
         peaks["tokenizers"] = json.loads(stdout.strip().splitlines()[-1])["peak_rss_mb"]
         if mismatches is None:
             mismatches = same_ids(work / "out2", ref_out)
+        if tiktoken_skip is None:
+            tt_out = work / "tiktoken"
+            shutil.rmtree(tt_out, ignore_errors=True)
+            log(f"repeat {r + 1}: tiktoken pipeline")
+            elapsed, stdout = timed(
+                [
+                    sys.executable,
+                    "-m",
+                    "tests.bench.bench_runner",
+                    "--tiktoken-pipeline",
+                    str(input_dir),
+                    str(tt_out),
+                    str(tokenizer),
+                ]
+            )
+            report = json.loads(stdout.strip().splitlines()[-1])
+            if "skip" in report:
+                tiktoken_skip = report["skip"]
+                log(f"tiktoken pipeline skipped: {tiktoken_skip}")
+            else:
+                times["tiktoken"].append(elapsed)
+                peaks["tiktoken"] = report["peak_rss_mb"]
+                if tiktoken_mismatches is None:
+                    tiktoken_mismatches = same_ids(work / "out2", tt_out)
+    if not times["tiktoken"]:
+        del times["tiktoken"]
     med = {k: statistics.median(v) for k, v in times.items()}
     ratios = {
         "vs_tokenizers": med["tokenizers"] / med["b2"],
         "two_vs_one": med["b1"] / med["b2"],
         "rerun": med["b2"] / med["rerun"],
     }
+    if "tiktoken" in med:
+        ratios["vs_tiktoken"] = med["tiktoken"] / med["b2"]
     labels = {
         "b1": "batchtok 1 worker",
         "b2": "batchtok 2 workers",
         "rerun": "re-run, nothing changed",
         "tokenizers": "tokenizers pipeline",
+        "tiktoken": "tiktoken pipeline",
     }
     print(f"input: {size / MB:.1f} MB of text in {input_dir} ({args.tokenizer}), ", end="")
     print(f"{args.repeats} repeat(s), {os.cpu_count()} cores")
     print(f"{'pipeline':<26} {'median s':>9} {'min s':>8} {'MB/s':>7}")
     for key, label in labels.items():
+        if key not in med:
+            continue
         rate = size / MB / med[key]
         print(f"{label:<26} {med[key]:>9.2f} {min(times[key]):>8.2f} {rate:>7.2f}")
     names = {
@@ -356,12 +432,19 @@ def main(argv: list[str] | None = None) -> int:
     for key, name in names.items():
         verdict = "meets" if ratios[key] >= TARGETS[key] else "misses"
         print(f"{name:<26} {ratios[key]:>8.2f}x  (target >= {TARGETS[key]}x: {verdict})")
+    if "vs_tiktoken" in ratios:
+        print(f"{'batchtok 2w vs tiktoken':<26} {ratios['vs_tiktoken']:>8.2f}x  (the next goal)")
+    elif tiktoken_skip:
+        print(f"tiktoken pipeline skipped: {tiktoken_skip}")
     print(
         f"peak RSS: batchtok worker {peaks['b2']:.0f} MB (1 worker: {peaks['b1']:.0f} MB), "
         f"tokenizers process {peaks['tokenizers']:.0f} MB"
     )
     rows, differ = mismatches or (0, 0)
     print(f"ids checked against the tokenizers pipeline: {rows} rows, {differ} differ")
+    if tiktoken_mismatches is not None:
+        t_rows, t_differ = tiktoken_mismatches
+        print(f"ids checked against the tiktoken pipeline: {t_rows} rows, {t_differ} differ")
     result = {
         "mb": size / MB,
         "tokenizer": args.tokenizer,
@@ -372,6 +455,8 @@ def main(argv: list[str] | None = None) -> int:
         "peak_rss_mb": peaks,
         "rows_checked": rows,
         "rows_differ": differ,
+        "tiktoken_rows_differ": tiktoken_mismatches[1] if tiktoken_mismatches else None,
+        "tiktoken_skipped": tiktoken_skip,
     }
     print(json.dumps(result))
     if args.json:
