@@ -151,20 +151,19 @@ def text_bytes(input_dir: Path) -> int:
 # -- the reference pipeline (runs in its own process) ----------------------------------------
 
 
-def reference_pipeline(input_dir: Path, output_dir: Path, tokenizer: Path) -> None:
+def _pipeline(input_dir: Path, output_dir: Path, encode) -> None:
+    """Read each file's row groups, add ``input_ids`` / ``num_tokens`` from ``encode(texts)``,
+    write zstd Parquet; print this process's peak RSS as JSON."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    import tokenizers
 
-    tok = tokenizers.Tokenizer.from_file(str(tokenizer))
     output_dir.mkdir(parents=True, exist_ok=True)
     for path in sorted(input_dir.glob("*.parquet")):
         pf = pq.ParquetFile(path)
         writer = None
         for i in range(pf.metadata.num_row_groups):
             table = pf.read_row_group(i)
-            encodings = tok.encode_batch(table["text"].to_pylist(), add_special_tokens=True)
-            ids = [e.ids for e in encodings]
+            ids = encode(table["text"].to_pylist())
             table = table.append_column("input_ids", pa.array(ids, pa.list_(pa.int32())))
             table = table.append_column("num_tokens", pa.array(map(len, ids), pa.int32()))
             if writer is None:
@@ -172,15 +171,23 @@ def reference_pipeline(input_dir: Path, output_dir: Path, tokenizer: Path) -> No
             writer.write_table(table)
         if writer is not None:
             writer.close()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"peak_rss_mb": peak}))
+    print(json.dumps({"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+def reference_pipeline(input_dir: Path, output_dir: Path, tokenizer: Path) -> None:
+    import tokenizers
+
+    tok = tokenizers.Tokenizer.from_file(str(tokenizer))
+    _pipeline(
+        input_dir,
+        output_dir,
+        lambda texts: [e.ids for e in tok.encode_batch(texts, add_special_tokens=True)],
+    )
 
 
 def tiktoken_pipeline(input_dir: Path, output_dir: Path, tokenizer: Path) -> None:
     """The same pipeline with tiktoken (``encode_ordinary_batch`` on every core), where an
     Encoding built from the file is exact (byte-level BPE whose merge ranks are the ids)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
     import tokenizers
 
     from tests.bench.bench import build_tiktoken, plan_tiktoken
@@ -193,22 +200,11 @@ def tiktoken_pipeline(input_dir: Path, output_dir: Path, tokenizer: Path) -> Non
     # the special tokens the file's post-processor adds around a text (llama3: BOS)
     empty = tokenizers.Tokenizer.from_file(str(tokenizer)).encode("").ids
     threads = os.cpu_count() or 1
-    output_dir.mkdir(parents=True, exist_ok=True)
-    for path in sorted(input_dir.glob("*.parquet")):
-        pf = pq.ParquetFile(path)
-        writer = None
-        for i in range(pf.metadata.num_row_groups):
-            table = pf.read_row_group(i)
-            ids = enc.encode_ordinary_batch(table["text"].to_pylist(), num_threads=threads)
-            ids = [empty + x for x in ids]
-            table = table.append_column("input_ids", pa.array(ids, pa.list_(pa.int32())))
-            table = table.append_column("num_tokens", pa.array(map(len, ids), pa.int32()))
-            if writer is None:
-                writer = pq.ParquetWriter(output_dir / path.name, table.schema, compression="zstd")
-            writer.write_table(table)
-        if writer is not None:
-            writer.close()
-    print(json.dumps({"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    _pipeline(
+        input_dir,
+        output_dir,
+        lambda texts: [empty + x for x in enc.encode_ordinary_batch(texts, num_threads=threads)],
+    )
 
 
 # -- timing ------------------------------------------------------------------------------------
@@ -222,6 +218,15 @@ def timed(cmd: list[str]) -> tuple[float, str]:
         sys.stderr.write(proc.stdout + proc.stderr)
         raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}")
     return elapsed, proc.stdout
+
+
+def peer_pipeline(flag: str, input_dir: Path, out: Path, tokenizer: Path) -> tuple[float, dict]:
+    """Time one peer pipeline (``--reference-pipeline`` / ``--tiktoken-pipeline``) in a fresh
+    process writing into an empty ``out``; returns (seconds, its JSON report)."""
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [sys.executable, "-m", "tests.bench.bench_runner", flag, str(input_dir), str(out)]
+    elapsed, stdout = timed([*cmd, str(tokenizer)])
+    return elapsed, json.loads(stdout.strip().splitlines()[-1])
 
 
 def write_job(work: Path, input_dir: Path, tokenizer: Path) -> Path:
@@ -357,40 +362,17 @@ def main(argv: list[str] | None = None) -> int:
         times["rerun"].append(elapsed)
         report = json.loads((work / "out2" / "_batchtok_summary.json").read_text())
         assert report["shards"]["done"] == 0, "the re-run did work"
-        ref_out = work / "ref"
-        shutil.rmtree(ref_out, ignore_errors=True)
         log(f"repeat {r + 1}: tokenizers pipeline")
-        elapsed, stdout = timed(
-            [
-                sys.executable,
-                "-m",
-                "tests.bench.bench_runner",
-                "--reference-pipeline",
-                str(input_dir),
-                str(ref_out),
-                str(tokenizer),
-            ]
-        )
+        ref_out = work / "ref"
+        elapsed, report = peer_pipeline("--reference-pipeline", input_dir, ref_out, tokenizer)
         times["tokenizers"].append(elapsed)
-        peaks["tokenizers"] = json.loads(stdout.strip().splitlines()[-1])["peak_rss_mb"]
+        peaks["tokenizers"] = report["peak_rss_mb"]
         if mismatches is None:
             mismatches = same_ids(work / "out2", ref_out)
         if tiktoken_skip is None:
-            tt_out = work / "tiktoken"
-            shutil.rmtree(tt_out, ignore_errors=True)
             log(f"repeat {r + 1}: tiktoken pipeline")
-            elapsed, stdout = timed(
-                [
-                    sys.executable,
-                    "-m",
-                    "tests.bench.bench_runner",
-                    "--tiktoken-pipeline",
-                    str(input_dir),
-                    str(tt_out),
-                    str(tokenizer),
-                ]
-            )
-            report = json.loads(stdout.strip().splitlines()[-1])
+            tt_out = work / "tiktoken"
+            elapsed, report = peer_pipeline("--tiktoken-pipeline", input_dir, tt_out, tokenizer)
             if "skip" in report:
                 tiktoken_skip = report["skip"]
                 log(f"tiktoken pipeline skipped: {tiktoken_skip}")
