@@ -61,7 +61,7 @@ class AddedVocabulary:
         entries: list[AddedToken],
         model_token_to_id: Callable[[str], int | None],
         model_vocab_size: int,
-        normalize: Callable[[str], str] | None,
+        normalizer: Normalizer | None,
     ) -> None:
         self.content_to_id: dict[str, int] = {}
         self.tokens_by_id: dict[int, AddedToken] = {}
@@ -78,8 +78,8 @@ class AddedVocabulary:
             if new_id is None:
                 new_id = next_id
                 next_id += 1
-            if token.normalized and normalize is not None:
-                normed = normalize(token.content)
+            if token.normalized and normalizer is not None:
+                normed = normalizer.normalize(token.content)
                 if not normed:
                     raise TokenizerFileError(
                         "added_tokens",

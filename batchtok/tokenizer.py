@@ -110,9 +110,8 @@ class Tokenizer:
         self.pre_tokenizer = pre_tokenizer
         self.post_processor = post_processor
         self.decoder = decoder
-        self._normalize = normalizer.normalize if normalizer is not None else None
         self.added_vocabulary = AddedVocabulary(
-            added_tokens, model.vocab.get, len(model.vocab), self._normalize
+            added_tokens, model.vocab.get, len(model.vocab), normalizer
         )
         self.encode_special_tokens = False
         splitter, self._piece_map = split_and_map(pre_tokenizer)
