@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import batchtok.runner.run as run_module
+import batchtok.runner.prepare as prepare_module
 from batchtok.runner.cache import TextHasher
 from tests.runner_helpers import (
     GPT2,
@@ -60,7 +60,7 @@ def test_rerun_with_nothing_changed_does_nothing(done, monkeypatch) -> None:
     def no_tokenizer(*args, **kwargs):
         raise AssertionError("a run with nothing to do must not load the tokenizer")
 
-    monkeypatch.setattr(run_module, "load_tokenizer", no_tokenizer)
+    monkeypatch.setattr(prepare_module, "load_tokenizer", no_tokenizer)
     shards = _rerun(job)
     assert shards["done"] == 0 and shards["cached"] == shards["total"]
     assert {p: p.stat().st_mtime_ns for p in out.glob("*.parquet")} == before
@@ -146,7 +146,7 @@ def test_changing_the_output_format_recomputes_everything(done, setting) -> None
 
 def test_engine_version_is_part_of_the_key(done, monkeypatch) -> None:
     job, out = done
-    monkeypatch.setattr(run_module, "__version__", "9.9.9")
+    monkeypatch.setattr(prepare_module, "__version__", "9.9.9")
     shards = _rerun(job)
     assert shards["done"] == shards["total"]
 
@@ -249,7 +249,7 @@ def test_a_touched_input_is_rehashed_without_loading_the_tokenizer(done, monkeyp
     def no_tokenizer(*args, **kwargs):
         raise AssertionError("an unchanged content must not load the tokenizer")
 
-    monkeypatch.setattr(run_module, "load_tokenizer", no_tokenizer)
+    monkeypatch.setattr(prepare_module, "load_tokenizer", no_tokenizer)
     assert _rerun(job)["done"] == 0
     record = json.loads((out / ".batchtok" / "records" / "a.parquet.json").read_text())
     assert record["input"]["stat"]["mtime_ns"] == st.st_mtime_ns + 10**9

@@ -8,10 +8,22 @@ code, :func:`plan_job` says what a run would do without doing it::
     >>> run_job(load_job("jobs/example.toml")).exit_code        # doctest: +SKIP
     0
 
+Every error the runner raises is a :class:`RunnerError` carrying its exit code
+(:mod:`batchtok.runner.errors`); :class:`JobError` is an invalid job (exit code 2).
+
 The command line (``batchtok run``, ``batchtok plan``, ``batchtok status``) is in
 :mod:`batchtok.runner.cli`.
 """
 
+from .errors import (
+    BadRowError,
+    CorruptFileError,
+    DiskFullError,
+    InvalidValue,
+    JobError,
+    LockHeld,
+    RunnerError,
+)
 from .exit_codes import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -20,19 +32,26 @@ from .exit_codes import (
     EXIT_OK_WITH_BAD_ROWS,
     EXIT_USAGE,
 )
-from .job import Job, JobError, load_job
-from .run import RunResult, plan_job, run_job
+from .job import Job, load_job
+from .prepare import plan_job
+from .run import RunResult, run_job
 
 __all__ = [
+    "BadRowError",
+    "CorruptFileError",
+    "DiskFullError",
     "EXIT_FAILURE",
     "EXIT_INTERRUPTED",
     "EXIT_LOCKED",
     "EXIT_OK",
     "EXIT_OK_WITH_BAD_ROWS",
     "EXIT_USAGE",
+    "InvalidValue",
     "Job",
     "JobError",
+    "LockHeld",
     "RunResult",
+    "RunnerError",
     "load_job",
     "plan_job",
     "run_job",

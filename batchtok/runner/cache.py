@@ -276,3 +276,19 @@ def memo_hashes(
         return [RowGroupHash.from_json(h) for h in memo["row_groups"]]
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def remember_hashes(
+    record: dict[str, Any],
+    path: str,
+    stat: dict[str, int] | None,
+    hash_spec: dict[str, Any],
+    hashes: list[RowGroupHash],
+) -> None:
+    """Store an input's row-group hashes in its record, for :func:`memo_hashes`."""
+    record["input"] = {
+        "path": path,
+        "stat": stat,
+        "spec": hash_spec,
+        "row_groups": [h.to_json() for h in hashes],
+    }

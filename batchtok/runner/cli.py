@@ -14,9 +14,12 @@ from typing import Any
 import click
 
 from . import exit_codes as codes
-from .job import COMMAND_LINE, JobError, load_job, parse_override, settings_table
+from .errors import JobError
+from .job import COMMAND_LINE, load_job, parse_override, settings_table
 from .lock import current_holder
-from .run import SUMMARY_NAME, plan_job, run_job, state_dir
+from .prepare import plan_job, state_dir
+from .run import run_job
+from .summary import SUMMARY_NAME
 
 KEYS_HELP = "\b\nJob file keys (section.key, default, meaning):\n" + "\n".join(
     "  " + line for line in settings_table().splitlines()
@@ -82,7 +85,7 @@ def _fail_usage(exc: JobError) -> None:
     click.echo(f"Error: {exc}", err=True)
     if any(p.source == COMMAND_LINE for p in exc.problems):
         click.echo("(keys set on the command line with --set/--input/--output/--workers)", err=True)
-    sys.exit(codes.EXIT_USAGE)
+    sys.exit(exc.exit_code)
 
 
 @click.command(

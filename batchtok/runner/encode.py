@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from batchtok import Tokenizer
 
 from .cache import file_digests
-from .job import Job, JobError
+from .errors import JobError
+from .job import Job
 
 DTYPE_MAX = {"int32": 2**31 - 1, "uint16": 2**16 - 1, "uint32": 2**32 - 1}
 MEMO_BYTES = 16 << 20  # inputs and ids remembered per shard for dedup across batches

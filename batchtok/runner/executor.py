@@ -30,10 +30,12 @@ import signal
 import traceback
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .worker import BadRowError, run_task
+from .errors import BadRowError, RunnerError
+from .stats import ShardStats
+from .worker import TaskResult, run_task
 
 log = logging.getLogger("batchtok.runner")
 
@@ -41,14 +43,27 @@ FORK = multiprocessing.get_context("fork")
 _FATAL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
 
 
+@dataclass(frozen=True)
+class Failure:
+    """Why a task failed: ``error`` (one line), ``detail`` (a traceback, for unexpected
+    errors), ``fatal`` (the run stops dispatching), ``died`` (the worker process died),
+    ``pid`` (of the worker)."""
+
+    error: str
+    detail: str = ""
+    fatal: bool = False
+    died: bool = False
+    pid: int | None = None
+
+
 @dataclass
 class Event:
-    """``kind``: "progress" (payload: counts), "done" (payload: result), "failed" (payload:
-    ``{"error": message, "died": bool, "pid": worker pid, "fatal": bool}``)."""
+    """``kind``: "progress" (payload: the counts added, a :class:`ShardStats`), "done"
+    (payload: the task's result), "failed" (payload: a :class:`Failure`)."""
 
     kind: str
     task: Any
-    payload: dict[str, Any]
+    payload: ShardStats | TaskResult | Failure
 
 
 def _die_with_parent(parent: int) -> None:
@@ -87,8 +102,8 @@ def _worker_main(conn: mpc.Connection, siblings: list[mpc.Connection], parent: i
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
-    def report(**counts: Any) -> None:
-        conn.send(("progress", counts))
+    def report(added: ShardStats) -> None:
+        conn.send(("progress", added))
 
     trim = _heap_trimmer()
 
@@ -107,12 +122,12 @@ def _worker_main(conn: mpc.Connection, siblings: list[mpc.Connection], parent: i
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
             # The run stops dispatching after these: every other shard would hit them too,
             # or the job asked to stop at the first bad row.
-            fatal = isinstance(exc, BadRowError) or (
+            fatal = (isinstance(exc, RunnerError) and exc.stops_run) or (
                 isinstance(exc, OSError) and exc.errno in _FATAL_ERRNOS
             )
             detail = "" if isinstance(exc, (BadRowError, OSError)) else traceback.format_exc()
             try:
-                conn.send(("failed", {"error": _describe(exc), "detail": detail, "fatal": fatal}))
+                conn.send(("failed", Failure(_describe(exc), detail, fatal)))
             except (OSError, ValueError):
                 return
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
@@ -247,7 +262,7 @@ class LocalExecutor:
                 continue
             task, worker.task = worker.task, None
             if kind == "failed":
-                payload = {**payload, "died": False, "pid": worker.process.pid}
+                payload = replace(payload, pid=worker.process.pid)
             yield Event(kind, task, payload)
 
     def _died(self, worker: _Worker) -> Event:
@@ -263,17 +278,8 @@ class LocalExecutor:
             how = f"exited with status {code}"
         pid = worker.process.pid
         self._retire(worker)
-        return Event(
-            "failed",
-            task,
-            {
-                "error": f"worker process {pid} {how} while running {task.label}",
-                "detail": "",
-                "died": True,
-                "pid": pid,
-                "fatal": False,
-            },
-        )
+        error = f"worker process {pid} {how} while running {task.label}"
+        return Event("failed", task, Failure(error, died=True, pid=pid))
 
     def shutdown(self) -> None:
         for w in self._pool:

@@ -15,7 +15,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .job import Job, JobError, Problem
+from .errors import JobError, Problem
+from .job import Job
 
 STATE_DIR = ".batchtok"
 MAX_LISTED = 20  # problems listed per key before "... and N more"

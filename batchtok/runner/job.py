@@ -40,41 +40,18 @@ import difflib
 import math
 import os
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .errors import InvalidValue, JobError, Problem
 
 REQUIRED = object()
 COMMAND_LINE = "command line"
 
 
-class Invalid(ValueError):
-    """A value does not fit its key; the message says what was expected."""
-
-
-@dataclass(frozen=True)
-class Problem:
-    key: str
-    message: str
-    source: str = ""
-
-    def __str__(self) -> str:
-        where = f" (set in {self.source})" if self.source else ""
-        return f"{self.key}{where}: {self.message}"
-
-
-class JobError(Exception):
-    """A job that cannot run: every problem found, each naming its key."""
-
-    def __init__(self, problems: Iterable[Problem], job: str = "") -> None:
-        self.problems = list(problems)
-        self.job = job
-        head = f"{job} is invalid:" if job else "the job is invalid:"
-        super().__init__("\n  ".join([head, *map(str, self.problems)]))
-
-
-# -- value checks: each returns the normalized value or raises Invalid -----------------------
+# -- value checks: each returns the normalized value or raises InvalidValue -------------------
 
 
 def _shown(value: Any) -> str:
@@ -84,13 +61,13 @@ def _shown(value: Any) -> str:
 
 def _string(value: Any) -> str:
     if not isinstance(value, str) or not value:
-        raise Invalid(f"expected a non-empty string (got {_shown(value)})")
+        raise InvalidValue(f"expected a non-empty string (got {_shown(value)})")
     return value
 
 
 def _boolean(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise Invalid(f"expected true or false (got {_shown(value)})")
+        raise InvalidValue(f"expected true or false (got {_shown(value)})")
     return value
 
 
@@ -98,7 +75,7 @@ def _choice(*allowed: str) -> Callable[[Any], str]:
     def check(value: Any) -> str:
         if value not in allowed:
             listed = ", ".join(f'"{a}"' for a in allowed)
-            raise Invalid(f"expected one of {listed} (got {_shown(value)})")
+            raise InvalidValue(f"expected one of {listed} (got {_shown(value)})")
         return value
 
     return check
@@ -111,18 +88,18 @@ def _positive_number(value: Any) -> float:
         or not math.isfinite(value)
         or value <= 0
     ):
-        raise Invalid(f"expected a number > 0 (got {_shown(value)})")
+        raise InvalidValue(f"expected a number > 0 (got {_shown(value)})")
     return float(value)
 
 
 def _string_list(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
-        raise Invalid(f'expected a list of strings, e.g. ["{value}"] (got a string)')
+        raise InvalidValue(f'expected a list of strings, e.g. ["{value}"] (got a string)')
     if not isinstance(value, list) or not value:
-        raise Invalid(f"expected a non-empty list of strings (got {_shown(value)})")
+        raise InvalidValue(f"expected a non-empty list of strings (got {_shown(value)})")
     for i, item in enumerate(value):
         if not isinstance(item, str) or not item:
-            raise Invalid(f"item [{i}]: expected a non-empty string (got {_shown(item)})")
+            raise InvalidValue(f"item [{i}]: expected a non-empty string (got {_shown(item)})")
     return tuple(value)
 
 
@@ -130,7 +107,7 @@ def _workers(value: Any) -> int:
     if value == "auto":
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise Invalid(f'expected "auto" or an integer >= 1 (got {_shown(value)})')
+        raise InvalidValue(f'expected "auto" or an integer >= 1 (got {_shown(value)})')
     return value
 
 
@@ -140,10 +117,10 @@ def _keep_columns(value: Any) -> tuple[str, ...] | None:
     if isinstance(value, list) and not value:
         return ()
     if not isinstance(value, list):
-        raise Invalid(f'expected "all" or a list of column names (got {_shown(value)})')
+        raise InvalidValue(f'expected "all" or a list of column names (got {_shown(value)})')
     names = _string_list(value)
     if len(set(names)) != len(names):
-        raise Invalid(f"column names must be unique (got {_shown(value)})")
+        raise InvalidValue(f"column names must be unique (got {_shown(value)})")
     return names
 
 
@@ -153,7 +130,7 @@ def _column_name(value: Any) -> str:
 
 def _optional_column(value: Any) -> str:
     if not isinstance(value, str):
-        raise Invalid(f'expected a column name, or "" for none (got {_shown(value)})')
+        raise InvalidValue(f'expected a column name, or "" for none (got {_shown(value)})')
     return value
 
 
@@ -166,12 +143,14 @@ def _max_length(value: Any) -> int | str:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return value
     hint = ' ("none" turns truncation off)' if value == 0 else ""
-    raise Invalid(f'expected "tokenizer", "none" or an integer >= 1 (got {_shown(value)}){hint}')
+    raise InvalidValue(
+        f'expected "tokenizer", "none" or an integer >= 1 (got {_shown(value)}){hint}'
+    )
 
 
 def _name(value: Any) -> str:
     if not isinstance(value, str):
-        raise Invalid(f"expected a string (got {_shown(value)})")
+        raise InvalidValue(f"expected a string (got {_shown(value)})")
     return value
 
 
@@ -558,7 +537,7 @@ def load_job(
             continue
         try:
             value = setting.check(entry.value)
-        except Invalid as exc:
+        except InvalidValue as exc:
             problems.append(Problem(setting.key, str(exc), entry.source))
             continue
         if setting.path:

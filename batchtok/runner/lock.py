@@ -24,9 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
-class LockHeld(Exception):
-    """Another run holds the lock; the message names it."""
+from .errors import LockHeld
 
 
 @dataclass

@@ -37,6 +37,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .errors import CorruptFileError, DiskFullError
+
 METADATA_KEY = b"batchtok"
 ARROW_TYPES = {"int32": pa.int32(), "uint16": pa.uint16(), "uint32": pa.uint32()}
 TYPECODES = {"int32": "i", "uint16": "H", "uint32": "I"}
@@ -63,10 +65,6 @@ def use_returning_memory_pool() -> str:
             pool = pa.system_memory_pool()
         pa.set_memory_pool(pool)
     return pa.default_memory_pool().backend_name
-
-
-class DiskFullError(OSError):
-    """No space left while writing an output; the message says where."""
 
 
 def output_schema(
@@ -108,16 +106,20 @@ def metadata_bytes(doc: dict[str, Any]) -> bytes:
 def read_metadata(path: str | os.PathLike[str]) -> tuple[dict[str, Any], pq.FileMetaData]:
     """The ``batchtok`` metadata document and the footer of an output or part file.
 
-    Raises OSError/ArrowException for an unreadable file, ValueError for a file without it.
+    Raises OSError/ArrowException for an unreadable file, :class:`CorruptFileError` (a
+    ValueError) for a file without it.
     """
     footer = pq.read_metadata(path)
     kv = footer.metadata or {}
     raw = kv.get(METADATA_KEY)
     if raw is None:
-        raise ValueError("no batchtok metadata")
-    doc = json.loads(raw)
+        raise CorruptFileError("no batchtok metadata")
+    try:
+        doc = json.loads(raw)
+    except ValueError as exc:
+        raise CorruptFileError(str(exc)) from exc
     if not isinstance(doc, dict):
-        raise ValueError("batchtok metadata is not an object")
+        raise CorruptFileError("batchtok metadata is not an object")
     return doc, footer
 
 
@@ -237,6 +239,6 @@ def copy_row_groups(sink: AtomicParquet, source: str, first: int, end: int) -> I
     for i in range(first, end):
         table = pf.read_row_group(i, use_threads=False)  # a thread pool costs ~30 MB
         if not table.schema.equals(sink.schema, check_metadata=False):
-            raise ValueError(f"{source}: schema differs from the output's")
+            raise CorruptFileError(f"{source}: schema differs from the output's")
         sink.write(table.replace_schema_metadata(sink.schema.metadata))
         yield table.num_rows

@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .cache import RowGroupHash, content_hash, fingerprint, hex128, shard_key, stat_of
+from .cache import Records, RowGroupHash, content_hash, fingerprint, hex128, shard_key, stat_of
 from .encode import TokenizerFacts, applied_options
 from .inputs import InputFile
 from .job import Job
@@ -226,3 +226,23 @@ def file_fingerprint(job: Job, f: InputFile, engine_version: str, facts: Tokeniz
 
 def output_path(job: Job, f: InputFile) -> Path:
     return Path(os.path.join(job.output_dir, f.rel))
+
+
+def record_output(records: Records, st: FileState, record: dict | None = None) -> None:
+    """Remember the stat and shard keys of a complete output, so that the next run trusts it
+    without reading it again while its stat is unchanged."""
+    record = dict(record if record is not None else records.load(st.file.rel))
+    try:
+        doc, _ = read_metadata(st.output)
+        keys = [s.get("key") for s in doc.get("shards") or []]
+    except (OSError, pa.ArrowException, ValueError):
+        return
+    record["output"] = {"stat": stat_of(st.output), "keys": keys}
+    records.save(st.file.rel, record)
+
+
+def orphan_outputs(records: Records, output_dir: Path, inputs: set[str]) -> list[str]:
+    """Outputs recorded by an earlier run whose input is not among ``inputs`` any more."""
+    return sorted(
+        rel for rel in records.all_rels() if rel not in inputs and (output_dir / rel).exists()
+    )

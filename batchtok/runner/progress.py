@@ -23,6 +23,8 @@ from typing import IO, Any
 
 from multiprocessing_logging import MultiProcessingHandler
 
+from .stats import ShardStats
+
 LOGGER = "batchtok.runner"
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
@@ -173,45 +175,40 @@ class Progress:
         self.shards_done = 0
         self.shards_failed = 0
         self.bytes_total = 0
-        self.rows = 0
-        self.tokens = 0
-        self.text_bytes = 0
-        self.bad_rows = 0
+        self.stats = ShardStats()  # of this phase so far (hashing: the bytes hashed)
 
     def start(self, phase: str, shards_total: int, bytes_total: int) -> None:
         self.phase = phase
         self.shards_total = shards_total
         self.bytes_total = bytes_total
         self.shards_done = self.shards_failed = 0
-        self.rows = self.tokens = self.text_bytes = self.bad_rows = 0
+        self.stats = ShardStats()
         self.started = time.monotonic()
         self.last = self.started
 
-    def add(self, counts: dict[str, Any]) -> None:
-        self.rows += counts.get("rows", 0)
-        self.tokens += counts.get("tokens", 0)
-        self.text_bytes += counts.get("text_bytes", 0) + counts.get("hashed_bytes", 0)
-        self.bad_rows += counts.get("bad_rows", 0)
+    def add(self, added: ShardStats) -> None:
+        self.stats.merge(added)
 
     def rate(self) -> float:
         elapsed = time.monotonic() - self.started
-        return self.text_bytes / elapsed / 1e6 if elapsed > 0 else 0.0
+        return self.stats.text_bytes / elapsed / 1e6 if elapsed > 0 else 0.0
 
     def describe(self) -> str:
-        rate = self.rate()
-        left = max(self.bytes_total - self.text_bytes, 0)
-        eta = _duration(left / (rate * 1e6)) if rate > 0 and self.text_bytes else "?"
-        share = f"{100 * self.text_bytes / self.bytes_total:.0f}%" if self.bytes_total else "-"
+        stats, rate = self.stats, self.rate()
+        done_bytes = stats.text_bytes
+        left = max(self.bytes_total - done_bytes, 0)
+        eta = _duration(left / (rate * 1e6)) if rate > 0 and done_bytes else "?"
+        share = f"{100 * done_bytes / self.bytes_total:.0f}%" if self.bytes_total else "-"
         failed = f", {self.shards_failed} failed" if self.shards_failed else ""
         if self.phase == "hash":
             return (
                 f"hashing inputs: {self.shards_done}/{self.shards_total} files, {share}, "
                 f"{rate:.1f} MB/s, ETA {eta}"
             )
-        bad = f"  {self.bad_rows} bad rows" if self.bad_rows else ""
+        bad = f"  {stats.bad_rows} bad rows" if stats.bad_rows else ""
         return (
-            f"[{self.shards_done}/{self.shards_total} shards{failed}] {_count(self.rows)} rows  "
-            f"{_count(self.tokens)} tokens  {rate:.2f} MB/s  {share}  ETA {eta}{bad}"
+            f"[{self.shards_done}/{self.shards_total} shards{failed}] {_count(stats.rows_in)} "
+            f"rows  {_count(stats.tokens)} tokens  {rate:.2f} MB/s  {share}  ETA {eta}{bad}"
         )
 
     def tick(self, force: bool = False) -> None:
@@ -230,8 +227,8 @@ class Progress:
                     "phase": self.phase,
                     "shards_done": self.shards_done,
                     "shards_total": self.shards_total,
-                    "rows": self.rows,
-                    "tokens": self.tokens,
+                    "rows": self.stats.rows_in,
+                    "tokens": self.stats.tokens,
                     "mb_per_s": round(self.rate(), 3),
                 },
             )

@@ -4,7 +4,7 @@ These are plain functions of a small task description (paths, row-group ranges, 
 ``report`` callback for progress; the data is read here, never sent. Every executor calls the
 same functions, so caching and resume behave the same whatever runs them.
 
-The tokenizer is not in the task: :func:`prepare` puts it in this module before the worker
+The tokenizer is not in the task: :func:`prepare_workers` puts it in this module before the worker
 processes are forked, and each child uses the parent's loaded tables (copy-on-write), so a
 tokenizer is loaded once per run, not once per worker or per task.
 """
@@ -15,8 +15,7 @@ import logging
 import os
 import resource
 import time
-from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,15 +25,18 @@ import pyarrow.parquet as pq
 if TYPE_CHECKING:
     from batchtok import Tokenizer
 
-from .cache import hash_row_groups
+from .cache import RowGroupHash, hash_row_groups
 from .encode import Encoder, SpecialCounter, TokenizerFacts
+from .errors import BadRowError, CorruptFileError
 from .output import AtomicParquet, copy_row_groups, ids_arrays
+from .stats import ShardStats
 
 log = logging.getLogger("batchtok.runner.worker")
 
-Report = Callable[..., None]
+Report = Callable[[ShardStats], None]  # sends a progress report to the parent
 BAD_ROWS_LOGGED = 10  # per shard; the rest are counted
 BAD_ROW_EXAMPLES = 20  # per shard, returned for the summary
+PREWARM_CHARS = 4_000_000  # of text encoded in the parent before forking (see prewarm)
 
 
 @dataclass(frozen=True)
@@ -47,16 +49,46 @@ class EncodeSettings:
     bad_rows: str
 
 
-class BadRowError(Exception):
-    """A bad row under ``bad_rows = "fail"``."""
-
-
 _STATE: dict[str, Any] = {}
 
 
-def prepare(tok: Tokenizer | None, facts: TokenizerFacts | None, settings: EncodeSettings) -> None:
+def prepare_workers(
+    tok: Tokenizer | None, facts: TokenizerFacts | None, settings: EncodeSettings
+) -> None:
     """Set what encode tasks use; call in the parent before forking the workers."""
     _STATE.update(tokenizer=tok, facts=facts, settings=settings)
+
+
+def prewarm(tok: Tokenizer, text_column: str, add_special_tokens: bool, paths: list[str]) -> None:
+    """Encode a small sample in the parent before forking, so every worker starts with the
+    most frequent pieces already in its (inherited) cache instead of each computing them
+    again. Results are unchanged: the cache only ever holds exact ids."""
+    budget = PREWARM_CHARS
+    texts: list[str] = []
+    for path in paths:
+        if budget <= 0:
+            break
+        try:
+            table = pq.ParquetFile(path).read_row_group(0, columns=[text_column])
+        except (OSError, pa.ArrowException):
+            continue  # the worker reports the file properly
+        for text in table.column(0).to_pylist():
+            if isinstance(text, str):
+                texts.append(text)
+                budget -= len(text)
+                if budget <= 0:
+                    break
+    if texts:
+        started = time.monotonic()
+        try:
+            tok.encode_batch_ids(texts, add_special_tokens)
+        except Exception:  # a bad row is the workers' to report, with its position
+            return
+        log.debug(
+            "pre-warmed the piece cache with %d texts in %.1fs",
+            len(texts),
+            time.monotonic() - started,
+        )
 
 
 def peak_rss_mb() -> float:
@@ -89,10 +121,15 @@ class HashTask:
         return f"hash {self.rel}"
 
 
-def hash_file(task: HashTask, report: Report) -> dict[str, Any]:
+@dataclass
+class HashResult:
+    row_groups: list[RowGroupHash]
+
+
+def hash_file(task: HashTask, report: Report) -> HashResult:
     hashes = hash_row_groups(task.path, task.text_columns, task.keep_leaves)
-    report(hashed_bytes=task.text_bytes)
-    return {"row_groups": [h.to_json() for h in hashes]}
+    report(ShardStats(text_bytes=task.text_bytes))
+    return HashResult(hashes)
 
 
 # -- encoding ----------------------------------------------------------------------------------
@@ -120,30 +157,25 @@ class ShardTask:
 
 
 class _ShardState:
+    """A shard's counts as it is encoded, and what to do with its bad rows."""
+
     def __init__(self, task: ShardTask, settings: EncodeSettings) -> None:
         self.task = task
         self.settings = settings
-        self.rows_in = 0
-        self.rows_out = 0
-        self.tokens = 0
-        self.text_bytes = 0
-        self.bad = 0
-        self.bad_reasons: Counter = Counter()
-        self.examples: list[dict[str, Any]] = []
-        self.specials: Counter = Counter()
+        self.stats = ShardStats()
 
     def bad_row(self, row: int, reason: str) -> None:
-        task, policy = self.task, self.settings.bad_rows
+        task, policy, stats = self.task, self.settings.bad_rows, self.stats
         if policy == "fail":
             raise BadRowError(
                 f'{task.path} row {row}: {reason} (run.bad_rows = "fail"); fix the input or '
                 "choose another run.bad_rows policy"
             )
-        self.bad += 1
-        self.bad_reasons[reason.split(":")[0]] += 1
-        if len(self.examples) < BAD_ROW_EXAMPLES:
-            self.examples.append({"file": task.path, "row": row, "reason": reason})
-        if self.bad <= BAD_ROWS_LOGGED:
+        stats.bad_rows += 1
+        stats.bad_reasons[reason.split(":")[0]] += 1
+        if len(stats.bad_examples) < BAD_ROW_EXAMPLES:
+            stats.bad_examples.append({"file": task.path, "row": row, "reason": reason})
+        if stats.bad_rows <= BAD_ROWS_LOGGED:
             log.warning(
                 "bad row: %s row %d: %s (policy %s)",
                 task.path,
@@ -152,6 +184,49 @@ class _ShardState:
                 policy,
                 extra={"event": "bad_row", "file": task.path, "row": row, "reason": reason},
             )
+
+    def mark(self) -> tuple[int, int, int, int]:
+        s = self.stats
+        return s.rows_in, s.tokens, s.text_bytes, s.bad_rows
+
+    def since(self, mark: tuple[int, int, int, int]) -> ShardStats:
+        """What was added to the counts since ``mark``: a progress report."""
+        s = self.stats
+        return ShardStats(
+            rows_in=s.rows_in - mark[0],
+            tokens=s.tokens - mark[1],
+            text_bytes=s.text_bytes - mark[2],
+            bad_rows=s.bad_rows - mark[3],
+        )
+
+
+def _find_bad(piece: pa.RecordBatch, settings: EncodeSettings) -> tuple[list, list | None, dict]:
+    """(texts, pairs or None, {index: reason} for null texts and null pairs)."""
+    column = piece.column(settings.text_column)
+    texts = column.to_pylist()
+    n = len(texts)
+    bad: dict[int, str] = {}
+    if column.null_count:
+        bad = {i: "null text" for i in range(n) if texts[i] is None}
+    pairs = None
+    if settings.pair_column is not None:
+        pair_column = piece.column(settings.pair_column)
+        pairs = pair_column.to_pylist()
+        if pair_column.null_count:
+            for i in range(n):
+                if pairs[i] is None:
+                    bad.setdefault(i, "null pair")
+    return texts, pairs, bad
+
+
+def _text_bytes(piece: pa.RecordBatch, settings: EncodeSettings) -> int:
+    import pyarrow.compute as pc  # ~0.1 s to import: only when encoding
+
+    total = 0
+    for name in (settings.text_column, settings.pair_column):
+        if name is not None:
+            total += pc.sum(pc.binary_length(piece.column(name))).as_py() or 0
+    return total
 
 
 def _encode_piece(
@@ -162,28 +237,16 @@ def _encode_piece(
     counter: SpecialCounter,
     schema: pa.Schema,
 ) -> pa.RecordBatch:
-    settings = state.settings
-    column = piece.column(settings.text_column)
-    texts = column.to_pylist()
+    settings, stats = state.settings, state.stats
+    texts, pairs, bad = _find_bad(piece, settings)
     n = len(texts)
-    bad: dict[int, str] = {}
-    if column.null_count:
-        bad = {i: "null text" for i in range(n) if texts[i] is None}
-    pair_column = pairs = None
-    if settings.pair_column is not None:
-        pair_column = piece.column(settings.pair_column)
-        pairs = pair_column.to_pylist()
-        if pair_column.null_count:
-            for i in range(n):
-                if pairs[i] is None:
-                    bad.setdefault(i, "null pair")
     valid = [i for i in range(n) if i not in bad] if bad else range(n)
     valid_texts = [texts[i] for i in valid] if bad else texts
     valid_pairs = [pairs[i] for i in valid] if bad and pairs is not None else pairs
     encoded, errors = encoder.encode(valid_texts, valid_pairs)
-    counter.count(valid_texts, state.specials)
+    counter.count(valid_texts, stats.special_tokens)
     if valid_pairs is not None:
-        counter.count(valid_pairs, state.specials)
+        counter.count(valid_pairs, stats.special_tokens)
     ids_list: list[list[int] | None]
     if bad:
         ids_list = [None] * n
@@ -198,107 +261,90 @@ def _encode_piece(
     if bad and settings.bad_rows == "empty_ids":
         for i in bad:
             ids_list[i] = []
-    keep_mask = None
-    if bad and settings.bad_rows == "skip":
-        keep_mask = pa.array([i not in bad for i in range(n)], pa.bool_())
     ids_arr, counts = ids_arrays(ids_list, settings.dtype)
     columns = [piece.column(name) for name in state.task.keep] + [ids_arr, counts]
     out = pa.RecordBatch.from_arrays(columns, schema=schema)
-    if keep_mask is not None:
-        out = out.filter(keep_mask)
-    tokens = sum(len(ids) for ids in ids_list if ids)
-    state.rows_in += n
-    state.rows_out += out.num_rows
-    state.tokens += tokens
-    import pyarrow.compute as pc  # ~0.1 s to import: only when hashing
-
-    text_bytes = pc.sum(pc.binary_length(column)).as_py() or 0
-    if pair_column is not None:
-        text_bytes += pc.sum(pc.binary_length(pair_column)).as_py() or 0
-    state.text_bytes += text_bytes
+    if bad and settings.bad_rows == "skip":
+        out = out.filter(pa.array([i not in bad for i in range(n)], pa.bool_()))
+    stats.rows_in += n
+    stats.rows_out += out.num_rows
+    stats.tokens += sum(len(ids) for ids in ids_list if ids)
+    stats.text_bytes += _text_bytes(piece, settings)
     return out
 
 
-def encode_shard(task: ShardTask, report: Report) -> dict[str, Any]:
-    """Encode one shard and write it (atomically) to ``task.dest``; returns its counts."""
-    started = time.monotonic()
-    settings: EncodeSettings = _STATE["settings"]
-    tok: Tokenizer = _STATE["tokenizer"]
-    facts: TokenizerFacts = _STATE["facts"]
-    encoder = Encoder(tok, settings.add_special_tokens)
-    counter = SpecialCounter(facts.special_contents)
-    state = _ShardState(task, settings)
+def _pieces(
+    task: ShardTask, settings: EncodeSettings
+) -> Iterator[tuple[int, pa.RecordBatch, bool]]:
+    """The shard's rows in batches of at most ``task.batch_rows``, cut at the output row-group
+    boundaries: (row in the shard, batch, whether an output row group ends with it)."""
     pf = pq.ParquetFile(task.path, buffer_size=1 << 20)
-    names = pf.schema_arrow.names
     wanted = set(task.keep) | {settings.text_column, settings.pair_column}
-    columns = [n for n in names if n in wanted]
+    columns = [n for n in pf.schema_arrow.names if n in wanted]
     first, end = task.row_groups
     splits = iter(task.splits)
     next_split = next(splits, None)
     row = 0
+    for batch in pf.iter_batches(
+        batch_size=task.batch_rows, row_groups=range(first, end), columns=columns, use_threads=False
+    ):
+        offset = 0
+        while offset < batch.num_rows:
+            if next_split is None:
+                raise CorruptFileError(f"{task.path}: more rows than its footer says")
+            take = min(batch.num_rows - offset, next_split - row)
+            ends = row + take == next_split
+            yield row, batch.slice(offset, take), ends
+            row += take
+            offset += take
+            if ends:
+                next_split = next(splits, None)
+    if next_split is not None:
+        raise CorruptFileError(f"{task.path}: fewer rows than its footer says")
+
+
+@dataclass
+class ShardResult:
+    stats: ShardStats
+    row_groups_out: int  # row groups written
+
+
+def encode_shard(task: ShardTask, report: Report) -> ShardResult:
+    """Encode one shard and write it (atomically) to ``task.dest``; returns its counts."""
+    started = time.monotonic()
+    settings: EncodeSettings = _STATE["settings"]
+    encoder = Encoder(_STATE["tokenizer"], settings.add_special_tokens)
+    counter = SpecialCounter(_STATE["facts"].special_contents)
+    state = _ShardState(task, settings)
     pending: list[pa.RecordBatch] = []
-    plain_schema = task.schema.remove_metadata()
+    schema = task.schema.remove_metadata()
     with AtomicParquet(
         task.dest, task.tmp_dir, task.schema, settings.compression, task.key
     ) as sink:
-        for batch in pf.iter_batches(
-            batch_size=task.batch_rows,
-            row_groups=range(first, end),
-            columns=columns,
-            use_threads=False,
-        ):
-            offset = 0
-            while offset < batch.num_rows:
-                if next_split is None:
-                    raise ValueError(f"{task.path}: more rows than its footer says")
-                take = min(batch.num_rows - offset, next_split - row)
-                piece = batch.slice(offset, take)
-                before = (state.rows_out, state.tokens, state.text_bytes, state.bad)
-                pending.append(
-                    _encode_piece(
-                        piece, task.first_row + row, state, encoder, counter, plain_schema
-                    )
-                )
-                report(
-                    rows=take,
-                    tokens=state.tokens - before[1],
-                    text_bytes=state.text_bytes - before[2],
-                    bad_rows=state.bad - before[3],
-                )
-                row += take
-                offset += take
-                if row == next_split:
-                    sink.write(pa.Table.from_batches(pending, schema=plain_schema))
-                    pending = []
-                    next_split = next(splits, None)
-        if pending:
-            sink.write(pa.Table.from_batches(pending, schema=plain_schema))
-        if next_split is not None:
-            raise ValueError(f"{task.path}: fewer rows than its footer says")
-        out_row_groups = sink.row_groups
-    if state.bad > BAD_ROWS_LOGGED:
+        for row, piece, ends_row_group in _pieces(task, settings):
+            mark = state.mark()
+            pending.append(
+                _encode_piece(piece, task.first_row + row, state, encoder, counter, schema)
+            )
+            report(state.since(mark))
+            if ends_row_group:
+                sink.write(pa.Table.from_batches(pending, schema=schema))
+                pending = []
+        row_groups_out = sink.row_groups
+    stats = state.stats
+    if stats.bad_rows > BAD_ROWS_LOGGED:
         log.warning(
             "%s: %d more bad rows in rows %d-%d not logged one by one (policy %s)",
             task.path,
-            state.bad - BAD_ROWS_LOGGED,
+            stats.bad_rows - BAD_ROWS_LOGGED,
             task.first_row,
-            task.first_row + state.rows_in - 1,
+            task.first_row + stats.rows_in - 1,
             settings.bad_rows,
-            extra={"event": "bad_rows", "file": task.path, "count": state.bad},
+            extra={"event": "bad_rows", "file": task.path, "count": stats.bad_rows},
         )
-    return {
-        "rows_in": state.rows_in,
-        "rows_out": state.rows_out,
-        "tokens": state.tokens,
-        "text_bytes": state.text_bytes,
-        "bad_rows": state.bad,
-        "bad_reasons": dict(state.bad_reasons),
-        "bad_examples": state.examples,
-        "special_tokens": dict(state.specials),
-        "row_groups_out": out_row_groups,
-        "seconds": time.monotonic() - started,
-        "peak_rss_mb": peak_rss_mb(),
-    }
+    stats.seconds = time.monotonic() - started
+    stats.peak_rss_mb = peak_rss_mb()
+    return ShardResult(stats, row_groups_out)
 
 
 # -- joining parts -----------------------------------------------------------------------------
@@ -319,22 +365,31 @@ class AssembleTask:
         return f"join {self.rel}"
 
 
-def assemble_file(task: AssembleTask, report: Report) -> dict[str, Any]:
+@dataclass
+class JoinResult:
+    rows_out: int
+    peak_rss_mb: float
+
+
+TaskResult = HashResult | ShardResult | JoinResult
+
+
+def assemble_file(task: AssembleTask, report: Report) -> JoinResult:
     """Write ``task.dest`` from row groups of parts and of the previous output, in order."""
     with AtomicParquet(task.dest, task.tmp_dir, task.schema, task.compression, task.tag) as sink:
         for source, first, end in task.sources:
             for _ in copy_row_groups(sink, source, first, end):
                 pass
         rows = sink.rows
-    return {"rows_out": rows, "peak_rss_mb": peak_rss_mb()}
+    return JoinResult(rows, peak_rss_mb())
 
 
-TASK_FUNCTIONS: dict[type, Callable[[Any, Report], dict[str, Any]]] = {
+TASK_FUNCTIONS: dict[type, Callable[[Any, Report], TaskResult]] = {
     HashTask: hash_file,
     ShardTask: encode_shard,
     AssembleTask: assemble_file,
 }
 
 
-def run_task(task: Any, report: Report) -> dict[str, Any]:
+def run_task(task: Any, report: Report) -> TaskResult:
     return TASK_FUNCTIONS[type(task)](task, report)

@@ -1,0 +1,143 @@
+"""Before any encoding: read the inputs' footers, check the tokenizer against the job, cut the
+shards; and ``batchtok plan``, which reports that and stops.
+
+Everything here validates before any work: a problem raises
+:class:`~batchtok.runner.errors.JobError` (exit code 2) naming the key.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from batchtok import __version__
+
+from .cache import Records, hash_row_groups, memo_hashes
+from .encode import (
+    TokenizerFacts,
+    check_against_job,
+    facts_of,
+    load_tokenizer,
+    remember_facts,
+    remembered_facts,
+    tokenizer_digests,
+)
+from .inputs import STATE_DIR, InputFile, resolve_inputs
+from .job import Job
+from .plan import (
+    FileState,
+    file_fingerprint,
+    hash_spec,
+    make_shards,
+    output_path,
+    resolve,
+    text_columns,
+)
+
+
+def state_dir(job: Job) -> Path:
+    return job.output_dir / STATE_DIR
+
+
+@dataclass
+class Prepared:
+    """A validated job: its input files, their shards (not resolved yet), the tokenizer's
+    facts, and the engine version that goes into every key and output."""
+
+    job: Job
+    files: list[InputFile]
+    states: dict[str, FileState]
+    facts: TokenizerFacts
+    tokenizer: Any  # the loaded Tokenizer, or None while its facts were remembered
+    warnings: list[str]
+    engine_version: str
+
+    def loaded_tokenizer(self) -> Any:
+        """The tokenizer, loaded now if validation did not need it."""
+        if self.tokenizer is None:
+            self.tokenizer = load_tokenizer(self.job, self.facts.xxh3)
+        return self.tokenizer
+
+    def fingerprint(self, f: InputFile) -> str:
+        return file_fingerprint(self.job, f, self.engine_version, self.facts)
+
+
+def prepare(job: Job, *, remember: bool) -> Prepared:
+    """Validation that needs the inputs and the tokenizer, then the shards (no hashing).
+
+    The tokenizer is loaded only if its facts are not remembered from an earlier run (in the
+    state directory; ``remember`` stores them)."""
+    files, warnings = resolve_inputs(job)
+    xxh3, sha256 = tokenizer_digests(job)
+    sdir = state_dir(job)
+    facts = remembered_facts(sdir, xxh3)
+    tok = None
+    if facts is None:
+        tok = load_tokenizer(job, xxh3)
+        facts = facts_of(tok, xxh3, sha256)
+        if remember:
+            remember_facts(sdir, facts)
+    check_against_job(job, facts)
+    states = {f.rel: FileState(f, make_shards(f, job.shard_mb), output_path(job, f)) for f in files}
+    for f in files:
+        big = [i for i, rg in enumerate(f.row_groups) if rg.text_bytes > 4 * job.shard_mb * 1e6]
+        if big:
+            warnings.append(
+                f"{f.path}: {len(big)} row group(s) hold more than 4x run.shard_mb of text; a "
+                "shard cannot split a row group, so a crash there loses more work"
+            )
+    return Prepared(job, files, states, facts, tok, warnings, __version__)
+
+
+def plan_job(job: Job, *, verify: bool = False, hash_inputs: bool = True) -> dict[str, Any]:
+    """What a run would do, without writing anything: every shard with its status."""
+    prep = prepare(job, remember=False)
+    records = Records(state_dir(job))
+    files_out = []
+    totals: Counter = Counter()
+    notes = list(prep.warnings)
+    for f in prep.files:
+        st = prep.states[f.rel]
+        record = records.load(f.rel)
+        hashes = None if verify else memo_hashes(record, f.stat_key(), hash_spec(job, f))
+        if hashes is None and hash_inputs:
+            hashes = hash_row_groups(f.path, text_columns(job), f.keep_leaves)
+        if hashes is not None:
+            resolve(st, hashes, prep.fingerprint(f), state_dir(job) / "parts", record, verify)
+        if st.note:
+            notes.append(st.note)
+        files_out.append(_planned_file(st))
+        totals.update(shard["status"] for shard in files_out[-1]["shards"])
+    return {
+        "job": str(job.file) if job.file else None,
+        "tokenizer": {"path": str(job.tokenizer_path), "sha256": prep.facts.sha256},
+        "output_dir": str(job.output_dir),
+        "files": files_out,
+        "shards": {"total": sum(totals.values()), **dict(totals)},
+        "notes": notes,
+    }
+
+
+def _planned_file(st: FileState) -> dict[str, Any]:
+    f = st.file
+    shards = [
+        {
+            "shard": shard.id,
+            "row_groups": list(shard.row_groups),
+            "rows": shard.rows,
+            "text_mb": round(shard.text_bytes / 1e6, 3),
+            "status": st.status(i),
+            "key": st.keys[i] if st.resolved else None,
+        }
+        for i, shard in enumerate(st.shards)
+    ]
+    return {
+        "file": f.path,
+        "output": str(st.output),
+        "rows": f.rows,
+        "row_groups": len(f.row_groups),
+        "shards": shards,
+        "complete": st.complete,
+    }

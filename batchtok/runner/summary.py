@@ -1,0 +1,165 @@
+"""The run summary: ``OUT/_batchtok_summary.json`` and the one log line that ends a run.
+
+The summary's keys are public (``batchtok status``, scripts and dashboards read them): rows
+read and written, tokens, text MB, bad rows, special tokens found in the text, shards done,
+cached and failed, timings and memory. They come from :class:`~batchtok.runner.stats.RunStats`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from batchtok import __version__
+
+from . import exit_codes as codes
+from .encode import TokenizerFacts
+from .errors import JobError
+from .job import Job
+from .stats import MAX_EXAMPLES, RunStats
+
+SUMMARY_NAME = "_batchtok_summary.json"
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
+
+log = logging.getLogger("batchtok.runner")
+
+
+def outcome(stats: RunStats) -> tuple[str, int]:
+    """(status, exit code) of a run that was not refused."""
+    if stats.interrupted:
+        return "interrupted", codes.EXIT_INTERRUPTED
+    if stats.failures:
+        return "failed", codes.EXIT_FAILURE
+    if stats.encoded.bad_rows:
+        return "success_with_bad_rows", codes.EXIT_OK_WITH_BAD_ROWS
+    return "success", codes.EXIT_OK
+
+
+def _tokenizer(job: Job, facts: TokenizerFacts | None) -> dict[str, Any]:
+    if facts is None:
+        return {"path": str(job.tokenizer_path)}
+    return {"path": str(job.tokenizer_path), "sha256": facts.sha256, "xxh3_128": facts.xxh3}
+
+
+def _counts(job: Job, stats: RunStats) -> dict[str, Any]:
+    """What was encoded: rows, tokens, text, bad rows, special tokens in the text."""
+    encoded = stats.encoded
+    return {
+        "rows": {"read": encoded.rows_in, "written": encoded.rows_out},
+        "tokens": encoded.tokens,
+        "text_mb": round(encoded.text_bytes / 1e6, 3),
+        "mb_per_second": (
+            round(encoded.text_bytes / 1e6 / stats.encode_seconds, 3)
+            if stats.encode_seconds
+            else None
+        ),
+        "bad_rows": {
+            "count": encoded.bad_rows,
+            "policy": job.bad_rows,
+            "by_reason": dict(encoded.bad_reasons),
+            "examples": encoded.bad_examples,
+        },
+        "special_tokens_in_text": {
+            "mode": job.special_tokens_in_text,
+            "counts": dict(sorted(encoded.special_tokens.items())),
+            "total": sum(encoded.special_tokens.values()),
+        },
+    }
+
+
+def build_summary(
+    job: Job,
+    facts: TokenizerFacts | None,
+    stats: RunStats,
+    *,
+    files_total: int,
+    shards_total: int,
+    workers: int,
+    memory_pool: str,
+) -> dict[str, Any]:
+    """The summary of a run that was not refused (see :func:`invalid_summary`)."""
+    status, code = outcome(stats)
+    return {
+        "status": status,
+        "exit_code": code,
+        "job": job.describe(),
+        "engine_version": __version__,
+        "tokenizer": _tokenizer(job, facts),
+        "started": time.strftime(TIME_FORMAT, time.localtime(stats.started_wall)),
+        "finished": time.strftime(TIME_FORMAT),
+        "elapsed_seconds": round(stats.elapsed(), 3),
+        "hash_seconds": round(stats.hash_seconds, 3),
+        "encode_seconds": round(stats.encode_seconds, 3),
+        "workers": workers,
+        "start_method": "fork",
+        "arrow_memory_pool": memory_pool,
+        "files": {
+            "total": files_total,
+            "written": stats.files_written,
+            "failed": len(stats.failed_files),
+        },
+        "shards": {
+            "total": shards_total,
+            "done": stats.shards_done,
+            "cached": stats.shards_cached,
+            "failed": stats.failed_shards,
+        },
+        "failures": stats.failures[:MAX_EXAMPLES],
+        **_counts(job, stats),
+        "peak_worker_rss_mb": round(stats.encoded.peak_rss_mb, 1),
+        "parent_rss_mb_at_fork": (
+            round(stats.fork_rss_mb, 1) if stats.fork_rss_mb is not None else None
+        ),
+        "orphan_outputs": stats.orphans,
+    }
+
+
+def invalid_summary(job: Job, exc: JobError) -> dict[str, Any]:
+    """The summary of a run refused after taking the lock (an input or the tokenizer), so that
+    ``batchtok status`` does not show the previous run's result."""
+    return {
+        "status": "invalid",
+        "exit_code": exc.exit_code,
+        "job": job.describe(),
+        "finished": time.strftime(TIME_FORMAT),
+        "problems": [str(p) for p in exc.problems],
+    }
+
+
+def log_summary(summary: dict[str, Any], stats: RunStats) -> None:
+    status, code = summary["status"], summary["exit_code"]
+    ok = code in (codes.EXIT_OK, codes.EXIT_OK_WITH_BAD_ROWS)
+    log.log(
+        logging.INFO if ok else logging.ERROR,
+        "%s: %d shards done, %d cached, %d failed; %d rows, %d tokens, %d bad rows, %.1fs",
+        status,
+        stats.shards_done,
+        stats.shards_cached,
+        stats.failed_shards,
+        stats.encoded.rows_out,
+        stats.encoded.tokens,
+        stats.encoded.bad_rows,
+        summary["elapsed_seconds"],
+        extra={"event": "summary", "status": status, "exit_code": code},
+    )
+
+
+def write_summary(summary: dict[str, Any], output_dir: Path, tmp_dir: Path) -> None:
+    """Write ``output_dir/_batchtok_summary.json`` atomically (through ``tmp_dir``); a failure
+    is logged, not raised: the outputs are written whatever happens to their summary."""
+    target = output_dir / SUMMARY_NAME
+    tmp = tmp_dir / f"summary.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(summary, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+        os.replace(tmp, target)
+    except OSError as exc:
+        log.error("cannot write the run summary %s: %s", target, exc)
+        with contextlib.suppress(OSError):
+            tmp.unlink()

@@ -1,0 +1,128 @@
+"""What the parent sends the workers: task descriptions built from a file's cache state, and
+the metadata document each output (or part) carries.
+
+A task holds paths, row-group ranges and the output schema, never the data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .cache import hex128
+from .encode import described_options
+from .inputs import InputFile
+from .job import Job
+from .output import METADATA_KEY, metadata_bytes, output_schema
+from .plan import FileState, batch_rows, output_splits, part_path, text_columns
+from .prepare import Prepared
+from .worker import AssembleTask, EncodeSettings, HashTask, ShardTask
+
+
+def encode_settings(job: Job) -> EncodeSettings:
+    return EncodeSettings(
+        text_column=job.text_column,
+        pair_column=job.pair_column,
+        add_special_tokens=job.add_special_tokens,
+        dtype=job.dtype,
+        compression=job.compression,
+        bad_rows=job.bad_rows,
+    )
+
+
+def file_doc(prep: Prepared, state: FileState, shards: list[dict]) -> dict:
+    """The ``batchtok`` metadata of an output file: provenance, options, and its shards."""
+    job, facts, f = prep.job, prep.facts, state.file
+    return {
+        "format": 1,
+        "engine": "batchtok",
+        "engine_version": prep.engine_version,
+        "tokenizer": {
+            "name": job.tokenizer_path.name,
+            "sha256": facts.sha256,
+            "xxh3_128": facts.xxh3,
+        },
+        "encode": described_options(job, facts),
+        "output": job.output_format(),
+        "input": {
+            "file": f.rel,
+            "content_xxh3_128": state.content_hash(),
+            "text_column": job.text_column,
+            "pair_column": job.pair_column,
+            "rows": f.rows,
+            "row_groups": len(f.row_groups),
+        },
+        "shards": shards,
+    }
+
+
+def _schema(job: Job, f: InputFile, doc: dict) -> pa.Schema:
+    schema = output_schema(f.schema, f.keep, job.ids_column, job.count_column, job.dtype)
+    return schema.with_metadata({METADATA_KEY: metadata_bytes(doc)})
+
+
+def hash_task(job: Job, f: InputFile) -> HashTask:
+    return HashTask(f.rel, f.path, text_columns(job), f.keep_leaves, f.text_bytes)
+
+
+def shard_task(prep: Prepared, st: FileState, i: int, parts_dir: Path, tmp_dir: Path) -> ShardTask:
+    """Encode shard ``i``: straight into the output if it is the file's only shard, else into
+    a part file that waits to be joined."""
+    job, f, shard = prep.job, st.file, st.shards[i]
+    key = st.keys[i]
+    if len(st.shards) == 1:
+        doc = file_doc(prep, st, [{"key": key, "row_groups": list(shard.row_groups)}])
+        dest = st.output
+    else:
+        doc = file_doc(prep, st, [])
+        doc.pop("shards")
+        doc["part"] = {"key": key, "row_groups": list(shard.row_groups), "shard": shard.id}
+        dest = part_path(parts_dir, f.rel, key)
+    return ShardTask(
+        shard_id=shard.id,
+        rel=f.rel,
+        path=f.path,
+        row_groups=shard.row_groups,
+        first_row=shard.first_row,
+        splits=output_splits(f, shard, job.row_group_mb),
+        batch_rows=batch_rows(f, shard, job.batch_mb),
+        keep=f.keep,
+        schema=_schema(job, f, doc),
+        dest=str(dest),
+        tmp_dir=str(tmp_dir),
+        key=key,
+        text_bytes=shard.text_bytes,
+    )
+
+
+def join_task(prep: Prepared, st: FileState, tmp_dir: Path) -> AssembleTask:
+    """Write a file's output from its parts and the still-valid row groups of its previous
+    output, in shard order."""
+    sources = []
+    shards = []
+    old_footer = None
+    for shard, key in zip(st.shards, st.keys):
+        if key in st.parts:
+            part = st.parts[key]
+            footer = pq.read_metadata(part)
+            sources.append((str(part), 0, footer.num_row_groups))
+            rows = footer.num_rows
+        else:
+            first, end = st.reusable[key]
+            if old_footer is None:
+                old_footer = pq.read_metadata(st.output)
+            sources.append((str(st.output), first, end))
+            rows = sum(old_footer.row_group(i).num_rows for i in range(first, end))
+        shards.append({"key": key, "row_groups": list(shard.row_groups), "rows_out": rows})
+    doc = file_doc(prep, st, shards)
+    return AssembleTask(
+        rel=st.file.rel,
+        dest=str(st.output),
+        tmp_dir=str(tmp_dir),
+        schema=_schema(prep.job, st.file, doc),
+        compression=prep.job.compression,
+        sources=tuple(sources),
+        tag="join-" + hex128("|".join(st.keys).encode()),
+    )
