@@ -14,10 +14,10 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ._onig_tables import RANGES
+from ._tables.onig import RANGES
 from .errors import TokenizerFileError
 from .normalizers import Normalizer, Sequence
-from .spec import Spec
+from .utils.spec import Spec
 
 # Rust's regex `\s` (White_Space), used for lstrip / rstrip.
 WHITESPACE = frozenset(

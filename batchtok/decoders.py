@@ -8,9 +8,9 @@ from collections.abc import Callable
 from .errors import DecodeError
 from .metaspace import Metaspace
 from .normalizers import compile_checked, read_pattern
-from .onig import OnigPattern, escape_literal
 from .pre_tokenizers import CHAR_TO_BYTE, read_metaspace
-from .spec import Spec, dispatch
+from .utils.onig import OnigPattern, escape_literal
+from .utils.spec import Spec, dispatch
 
 # What Rust's u8::from_str_radix(_, 16) accepts in the two chars after "<0x": a leading "+" too.
 _BYTE_HEX = re.compile(r"\+?[0-9a-fA-F]+")

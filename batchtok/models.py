@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import EncodeError, TokenizerFileError
-from .spec import Spec, dispatch, is_u32
+from .utils.spec import Spec, dispatch, is_u32
 
 # Words longer than this (in symbols) merge with a heap: O(n log n) instead of O(n^2).
 _HEAP_THRESHOLD = 256

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 from .errors import EncodeError, TokenizerFileError
-from .json_numbers import as_serde_float
 from .models import Model, read_usize
-from .spec import Spec
+from .utils.json_numbers import as_serde_float
+from .utils.spec import Spec
 
 _MISSING_UNK = "Encountered an unknown token but `unk_id` is missing"
 _UNK_PENALTY = 10.0

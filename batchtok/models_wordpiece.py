@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .errors import EncodeError
 from .models import Model, read_usize, read_vocab
-from .spec import Spec
+from .utils.spec import Spec
 
 _MISSING_UNK = "WordPiece error: Missing [UNK] token from the vocabulary"
 

@@ -6,11 +6,10 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 
-from . import _bert_tables
-from ._unicode_tables import DIFFERENCES, UNIDATA_VERSION
+from ._tables import bert as _bert_tables
+from ._tables.unicode import DIFFERENCES, UNIDATA_VERSION
 from .errors import EncodeError
 from .metaspace import Metaspace
-from .onig import OnigPattern, PatternError, escape_literal
 from .precompiled import (
     Charsmap,
     CharsmapError,
@@ -18,7 +17,8 @@ from .precompiled import (
     check_regex_tables,
     decode_charsmap,
 )
-from .spec import Spec, dispatch
+from .utils.onig import OnigPattern, PatternError, escape_literal
+from .utils.spec import Spec, dispatch
 
 # Rust's char::is_whitespace (the White_Space property).
 WHITE_SPACE = (

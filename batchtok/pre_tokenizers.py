@@ -13,11 +13,11 @@ import operator
 import re
 from collections.abc import Callable
 
-from ._pre_tokenizer_tables import RANGES, SCRIPTS
+from ._tables.pre_tokenizer import RANGES, SCRIPTS
 from .metaspace import Metaspace
 from .normalizers import compile_checked, read_pattern
-from .onig import OnigPattern, _render_ranges, escape_literal, parse_ranges
-from .spec import Spec, dispatch
+from .utils.onig import OnigPattern, _render_ranges, escape_literal, parse_ranges
+from .utils.spec import Spec, dispatch
 
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 
@@ -191,7 +191,7 @@ class ByteLevel(PreTokenizer):
 # Char-class pre-tokenizers. `tokenizers` splits these with a per-char predicate; each char
 # that satisfies it is its own match, the runs of other chars are the gaps. For such splits
 # every behaviour is one regex over two classes, which `re` runs far faster than split_spans.
-# The classes come from the oracle's own tables (_pre_tokenizer_tables.py), not unicodedata.
+# The classes come from the oracle's own tables (_tables/pre_tokenizer.py), not unicodedata.
 
 
 @functools.cache

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 import regex
 
-from ._grapheme_tables import REGEX_FINGERPRINT, REGEX_VERSION, STAND_INS
+from ._tables.grapheme import REGEX_FINGERPRINT, REGEX_VERSION, STAND_INS
 
 # Grapheme segmentation of `regex` (checked against the oracle's unicode-segmentation crate on
 # every code point by tests/test_precompiled.py).
@@ -70,7 +70,7 @@ def check_regex_tables() -> None:
 
 
 _regex_checked = False
-# Must list the same properties, in the same order, as tests/tools/gen_grapheme_tables.py.
+# Must list the same properties, in the same order, as tools/gen_grapheme_tables.py.
 _PROPERTIES = [f"GCB={v}" for v in "CR LF Control Extend ZWJ Regional_Indicator Prepend".split()]
 _PROPERTIES += [f"GCB={v}" for v in "SpacingMark L V T LV LVT".split()]
 _PROPERTIES += ["Extended_Pictographic", "InCB=Linker", "InCB=Consonant", "InCB=Extend"]

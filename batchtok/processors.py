@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import EncodeError
-from .spec import Spec, dispatch, is_u32
+from .utils.spec import Spec, dispatch, is_u32
 
 USIZE_MAX = 2**64 - 1
 

@@ -36,7 +36,7 @@ from .processors import (
     truncate_encodings,
     truncate_ids,
 )
-from .spec import Spec
+from .utils.spec import Spec
 
 TOP_LEVEL_KEYS = (
     "version",

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batchtok import Tokenizer, TokenizerFileError
-from batchtok.json_numbers import as_serde_float, serde_float
+from batchtok.utils.json_numbers import as_serde_float, serde_float
 from tests.oracle import assert_same_decode, assert_same_ids
 from tests.support import adversarial, corpora
 from tests.support.oracle_harness import (

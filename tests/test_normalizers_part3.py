@@ -15,13 +15,14 @@ import tokenizers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from batchtok import Tokenizer, TokenizerFileError, _bert_tables
+from batchtok import Tokenizer, TokenizerFileError
+from batchtok._tables import bert as _bert_tables
 from batchtok.normalizers import read_normalizer
 from tests.support.adversarial import adversarial_strings
 from tests.support.corpora import sample_docs
 from tests.support.oracle_harness import assert_agree, byte_level_base, load_pair, with_changes
-from tests.tools import gen_bert_tables
-from tests.tools.gen_onig_tables import _all_chars
+from tools import gen_bert_tables
+from tools.gen_onig_tables import _all_chars
 
 
 def bert(clean: bool, chinese: bool, strip, lower: bool, kind: str = "BertNormalizer") -> dict:

@@ -20,12 +20,13 @@ import tokenizers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from batchtok import Tokenizer, TokenizerFileError, _pre_tokenizer_tables
+from batchtok import Tokenizer, TokenizerFileError
+from batchtok._tables import pre_tokenizer as _pre_tokenizer_tables
 from batchtok.pre_tokenizers import read_pre_tokenizer
 from tests.support import corpora
 from tests.support import oracle_harness as harness
 from tests.support.adversarial import adversarial_strings, describe
-from tests.tools import gen_pre_tokenizer_tables as gen
+from tools import gen_pre_tokenizer_tables as gen
 
 BEHAVIORS = ["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
 

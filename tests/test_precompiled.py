@@ -18,15 +18,16 @@ import tokenizers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from batchtok import Tokenizer, TokenizerFileError, _grapheme_tables
+from batchtok import Tokenizer, TokenizerFileError
+from batchtok._tables import grapheme as _grapheme_tables
 from batchtok.normalizers import read_normalizer
 from tests.support.adversarial import adversarial_strings
 from tests.support.corpora import multilingual_docs, sample_docs
 from tests.support.oracle_harness import assert_agree, byte_level_base, load_pair, with_changes
-from tests.tools.gen_onig_tables import _all_chars
+from tools.gen_onig_tables import _all_chars
 
 pytest.importorskip("sentencepiece")
-from tests.tools import gen_grapheme_tables as gen  # noqa: E402
+from tools import gen_grapheme_tables as gen  # noqa: E402
 
 RULES = ["nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf"]
 

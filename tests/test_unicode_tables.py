@@ -6,9 +6,10 @@ import pytest
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import Split
 
-from batchtok import _onig_tables, _unicode_tables
-from batchtok.onig import OnigPattern, PatternError
-from tests.tools import gen_onig_tables as gen
+from batchtok._tables import onig as _onig_tables
+from batchtok._tables import unicode as _unicode_tables
+from batchtok.utils.onig import OnigPattern, PatternError
+from tools import gen_onig_tables as gen
 
 
 def test_onig_class_tables_match_the_oracle():

@@ -1,6 +1,6 @@
 """Char classes of the built-in pre-tokenizers as `tokenizers` sees them. Generated.
 
-Produced by tests/tools/gen_pre_tokenizer_tables.py from tokenizers 0.23.3.
+Produced by tools/gen_pre_tokenizer_tables.py from tokenizers 0.23.3.
 RANGES values list code point ranges in hex ("a-b" or "a"), space separated.
 SCRIPTS lists "start:class" (hex) at every change of UnicodeScripts class; class 0 is
 Any, the others are anonymous script classes numbered in order of first appearance.

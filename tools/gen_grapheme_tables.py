@@ -1,4 +1,4 @@
-"""Regenerate ``batchtok/_grapheme_tables.py``: where the oracle's grapheme clusters differ from
+"""Regenerate ``batchtok/_tables/grapheme.py``: where the oracle's grapheme clusters differ from
 the ``regex`` module's ``\\X``.
 
 `tokenizers` applies a Precompiled charsmap per extended grapheme cluster (Rust crate
@@ -10,7 +10,7 @@ the output). Every code point is probed in contexts that exercise each rule of U
 code point classed differently from ``regex`` is listed with a stand-in char that ``regex``
 classes as the oracle does, and batchtok segments text with the stand-ins substituted.
 
-    python tests/tools/gen_grapheme_tables.py   # needs tokenizers==0.23.3 and sentencepiece
+    python -m tools.gen_grapheme_tables   # needs tokenizers==0.23.3 and sentencepiece
 
 ``tests/test_precompiled.py`` checks the committed table against the installed oracle.
 """
@@ -25,7 +25,7 @@ import tempfile
 
 import regex
 
-OUT = pathlib.Path(__file__).resolve().parents[2] / "batchtok" / "_grapheme_tables.py"
+OUT = pathlib.Path(__file__).resolve().parents[1] / "batchtok" / "_tables" / "grapheme.py"
 
 # Each context puts the probed char c next to chars of one grapheme-break class.
 CONTEXTS = {
@@ -190,7 +190,7 @@ def write() -> None:
     lines = [
         '"""Where the oracle\'s grapheme clusters differ from ``regex``\'s. Generated.',
         "",
-        f"Produced by tests/tools/gen_grapheme_tables.py from tokenizers {tokenizers.__version__}",
+        f"Produced by tools/gen_grapheme_tables.py from tokenizers {tokenizers.__version__}",
         f"and regex {regex.__version__}: code point -> a char that regex clusters as the oracle",
         "clusters that code point. REGEX_FINGERPRINT hashes the regex properties these were",
         "checked against.",

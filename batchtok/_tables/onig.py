@@ -1,6 +1,6 @@
 """Oniguruma class membership as `tokenizers` sees it. Generated: do not edit.
 
-Produced by tests/tools/gen_onig_tables.py from tokenizers 0.23.3.
+Produced by tools/gen_onig_tables.py from tokenizers 0.23.3.
 Each value lists code point ranges in hex ("a-b" or "a"), space separated.
 """
 

@@ -1,4 +1,4 @@
-"""Regenerate ``batchtok/_pre_tokenizer_tables.py``: the char classes of the built-in
+"""Regenerate ``batchtok/_tables/pre_tokenizer.py``: the char classes of the built-in
 pre-tokenizers, read off the oracle one code point at a time.
 
 `tokenizers` decides these classes with Rust's std tables (``char::is_whitespace``,
@@ -6,7 +6,7 @@ pre-tokenizers, read off the oracle one code point at a time.
 (``\\w``, ``\\s``) and its own script table (UnicodeScripts); none of them is Python's
 ``unicodedata``. batchtok therefore ships what the oracle itself does with every code point:
 
-    python tests/tools/gen_pre_tokenizer_tables.py   # needs tokenizers==0.23.3
+    python -m tools.gen_pre_tokenizer_tables   # needs tokenizers==0.23.3
 
 ``tests/test_pre_tokenizers_part3.py`` regenerates the tables and compares them with the module.
 """
@@ -20,9 +20,9 @@ import sys
 
 from tokenizers import pre_tokenizers as pt
 
-from tests.tools.gen_onig_tables import _all_chars, encode_ranges, to_ranges
+from tools.gen_onig_tables import _all_chars, encode_ranges, to_ranges
 
-OUT = pathlib.Path(__file__).resolve().parents[2] / "batchtok" / "_pre_tokenizer_tables.py"
+OUT = pathlib.Path(__file__).resolve().parents[1] / "batchtok" / "_tables" / "pre_tokenizer.py"
 
 
 def _pieces(pre, text: str) -> list[str]:
@@ -65,7 +65,7 @@ def _alone_after_a(pre, chars: str) -> tuple[set[int], set[int]]:
 
 
 def char_classes() -> dict[str, str]:
-    """Code point ranges (hex, as in ``_onig_tables``) of each class the pre-tokenizers use.
+    """Code point ranges (hex, as in ``_tables/onig.py``) of each class the pre-tokenizers use.
 
     WhitespaceSplit removes exactly the whitespace, Punctuation(Removed) exactly the
     punctuation, Whitespace exactly its regex spaces; Whitespace cuts a non-word char from the
@@ -124,7 +124,7 @@ def main() -> None:
     lines = [
         '"""Char classes of the built-in pre-tokenizers as `tokenizers` sees them. Generated.',
         "",
-        f"Produced by tests/tools/gen_pre_tokenizer_tables.py from tokenizers "
+        f"Produced by tools/gen_pre_tokenizer_tables.py from tokenizers "
         f"{tokenizers.__version__}.",
         'RANGES values list code point ranges in hex ("a-b" or "a"), space separated.',
         'SCRIPTS lists "start:class" (hex) at every change of UnicodeScripts class; class 0 is',

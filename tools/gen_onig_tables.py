@@ -1,12 +1,12 @@
-"""Regenerate ``batchtok/_onig_tables.py``: ask the oracle which code points each class matches.
+"""Regenerate ``batchtok/_tables/onig.py``: ask the oracle which code points each class matches.
 
 `tokenizers` compiles every user pattern with Oniguruma, whose Unicode tables are not the ones
 the `regex` module or Python's `unicodedata` carry. batchtok therefore ships the exact membership
 of every class it can translate, read off the oracle itself:
 
-    python tests/tools/gen_onig_tables.py   # needs tokenizers==0.23.3
+    python -m tools.gen_onig_tables   # needs tokenizers==0.23.3
 
-`tests/test_onig.py` checks the committed tables against the installed oracle.
+``tests/test_unicode_tables.py`` checks the committed tables against the installed oracle.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ CATEGORIES = (
 ).split()
 ESCAPES = {"w": r"\w", "d": r"\d", "s": r"\s", "h": r"\h"}
 
-OUT = pathlib.Path(__file__).resolve().parents[2] / "batchtok" / "_onig_tables.py"
+OUT = pathlib.Path(__file__).resolve().parents[1] / "batchtok" / "_tables" / "onig.py"
 
 
 def _all_chars() -> str:
@@ -86,7 +86,7 @@ def table() -> dict[str, str]:
     return out
 
 
-NORMALIZERS_OUT = OUT.with_name("_unicode_tables.py")
+NORMALIZERS_OUT = OUT.with_name("unicode.py")
 
 
 def normalizer_differences() -> dict[str, dict[int, str]]:
@@ -135,7 +135,7 @@ def write_normalizer_tables() -> None:
     lines = [
         '"""Where `tokenizers` normalizes a single char differently from Python. Generated.',
         "",
-        f"Produced by tests/tools/gen_onig_tables.py from tokenizers {tokenizers.__version__}",
+        f"Produced by tools/gen_onig_tables.py from tokenizers {tokenizers.__version__}",
         f"against Python's unicodedata {unicodedata.unidata_version}: code point -> the",
         "oracle's output for that char alone. Lowercase lists every char the oracle changes;",
         "the NF* forms list only where the oracle differs from unicodedata of that version.",
@@ -168,7 +168,7 @@ def write_onig_tables(version: str) -> None:
     lines = [
         '"""Oniguruma class membership as `tokenizers` sees it. Generated: do not edit.',
         "",
-        f"Produced by tests/tools/gen_onig_tables.py from tokenizers {version}.",
+        f"Produced by tools/gen_onig_tables.py from tokenizers {version}.",
         'Each value lists code point ranges in hex ("a-b" or "a"), space separated.',
         '"""',
         "",

@@ -1,6 +1,6 @@
 """Where `tokenizers` normalizes a single char differently from Python. Generated.
 
-Produced by tests/tools/gen_onig_tables.py from tokenizers 0.23.3
+Produced by tools/gen_onig_tables.py from tokenizers 0.23.3
 against Python's unicodedata 14.0.0: code point -> the
 oracle's output for that char alone. Lowercase lists every char the oracle changes;
 the NF* forms list only where the oracle differs from unicodedata of that version.

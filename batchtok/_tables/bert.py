@@ -1,6 +1,6 @@
 """Char classes of BertNormalizer and StripAccents as the oracle has them. Generated.
 
-Produced by tests/tools/gen_bert_tables.py from tokenizers 0.23.3:
+Produced by tools/gen_bert_tables.py from tokenizers 0.23.3:
 hex code point ranges, space separated.
 """
 

@@ -1,6 +1,6 @@
 """Where the oracle's grapheme clusters differ from ``regex``'s. Generated.
 
-Produced by tests/tools/gen_grapheme_tables.py from tokenizers 0.23.3
+Produced by tools/gen_grapheme_tables.py from tokenizers 0.23.3
 and regex 2026.11.19: code point -> a char that regex clusters as the oracle
 clusters that code point. REGEX_FINGERPRINT hashes the regex properties these were
 checked against.

@@ -1,11 +1,11 @@
-"""Regenerate ``batchtok/_bert_tables.py``: the char classes of BertNormalizer and StripAccents,
+"""Regenerate ``batchtok/_tables/bert.py``: the char classes of BertNormalizer and StripAccents,
 read off the oracle one code point at a time.
 
 `tokenizers` takes these classes from old Rust Unicode tables (unicode_categories 0.1 for
 BertNormalizer, unicode-normalization-alignments for StripAccents), not from this Python's
 ``unicodedata``:
 
-    python tests/tools/gen_bert_tables.py   # needs tokenizers==0.23.3
+    python -m tools.gen_bert_tables   # needs tokenizers==0.23.3
 
 ``tests/test_normalizers_part3.py`` checks the committed tables against the installed oracle.
 """
@@ -15,9 +15,9 @@ from __future__ import annotations
 import pathlib
 import textwrap
 
-from tests.tools.gen_onig_tables import _all_chars, encode_ranges, to_ranges
+from tools.gen_onig_tables import _all_chars, encode_ranges, to_ranges
 
-OUT = pathlib.Path(__file__).resolve().parents[2] / "batchtok" / "_bert_tables.py"
+OUT = pathlib.Path(__file__).resolve().parents[1] / "batchtok" / "_tables" / "bert.py"
 
 
 def classes() -> dict[str, str]:
@@ -57,7 +57,7 @@ def write() -> None:
     lines = [
         '"""Char classes of BertNormalizer and StripAccents as the oracle has them. Generated.',
         "",
-        f"Produced by tests/tools/gen_bert_tables.py from tokenizers {tokenizers.__version__}:",
+        f"Produced by tools/gen_bert_tables.py from tokenizers {tokenizers.__version__}:",
         "hex code point ranges, space separated.",
         '"""',
         "",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .errors import TokenizerFileError
+from ..errors import TokenizerFileError
 
 T = TypeVar("T")
 _MISSING: Any = object()

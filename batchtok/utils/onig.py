@@ -6,7 +6,7 @@ parses such a pattern once at load time and renders it three ways:
 * ``native`` — for the ``regex`` module, with Unicode classes left as ``\\p{..}``. Fast, but the
   ``regex`` module's Unicode tables are newer than Oniguruma's, so a few thousand code points
   (mostly assigned after Unicode 16) belong to different classes.
-* ``exact`` — every class spelled out from ``_onig_tables`` (Oniguruma's own membership, read off
+* ``exact`` — every class spelled out from ``_tables/onig.py`` (Oniguruma's own membership, read off
   the oracle). Always right, several times slower. Used for a text that holds any code point on
   which ``native`` and ``exact`` disagree; those are found at load time by comparing the two.
 * ``ascii`` — every class replaced by its ASCII members, compiled with the standard ``re``
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import regex
 
-from ._onig_tables import RANGES
+from .._tables.onig import RANGES
 
 __all__ = ["OnigPattern", "PatternError", "escape_literal"]
 
@@ -131,7 +131,7 @@ def escape_literal(text: str) -> str:
 
 @dataclass(frozen=True)
 class _ClassRef:
-    """A named class: a key of ``_onig_tables.RANGES``, possibly negated."""
+    """A named class: a key of ``_tables.onig.RANGES``, possibly negated."""
 
     name: str
     negated: bool

@@ -1,0 +1,1 @@
+"""Helpers shared by the pipeline stages: reading tokenizer.json, patterns, numbers."""
