@@ -19,7 +19,7 @@ import pytest
 
 from batchtok.runner import output as output_module
 from batchtok.runner.lock import current_holder
-from tests.runner_helpers import (
+from tests.support.runner import (
     REPO,
     basic_job,
     invoke,

@@ -11,7 +11,7 @@ from batchtok.runner.inputs import InputFile, RowGroup
 from batchtok.runner.job import load_job
 from batchtok.runner.plan import batch_rows, make_shards, output_splits
 from batchtok.runner.prepare import plan_job
-from tests.runner_helpers import basic_job, invoke, texts, write_parquet
+from tests.support.runner import basic_job, invoke, texts, write_parquet
 
 MB = 1_000_000
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from batchtok.runner.lock import LockHeld, RunLock, current_holder
-from tests.runner_helpers import basic_job, invoke, summary, texts, visible_files, write_parquet
+from tests.support.runner import basic_job, invoke, summary, texts, visible_files, write_parquet
 
 
 @pytest.fixture

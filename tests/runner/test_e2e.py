@@ -13,7 +13,7 @@ import pytest
 
 from batchtok import __version__
 from batchtok.runner.output import use_returning_memory_pool
-from tests.runner_helpers import (
+from tests.support.runner import (
     EXAMPLE_JOB,
     SAMPLE,
     basic_job,

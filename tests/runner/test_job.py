@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from batchtok.runner.job import SETTINGS, JobError, load_job, parse_override
-from tests.runner_helpers import (
+from tests.support.runner import (
     EXAMPLE_JOB,
     GPT2,
     REPO,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.runner_helpers import basic_job, invoke, oracle_ids, summary, texts, write_parquet
+from tests.support.runner import basic_job, invoke, oracle_ids, summary, texts, write_parquet
 
 NULL_ROWS = (3, 41, 42)
 

@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 
 import batchtok
 from batchtok.runner.encode import MEMO_BYTES, Encoder
-from tests.runner_helpers import (
+from tests.support.adversarial import adversarial_cases
+from tests.support.fixtures import fixture_path
+from tests.support.runner import (
     GPT2,
     basic_job,
     invoke,
@@ -29,8 +31,6 @@ from tests.runner_helpers import (
     texts,
     write_parquet,
 )
-from tests.support.adversarial import adversarial_cases
-from tests.support.fixtures import fixture_path
 
 MINILM = fixture_path("minilm")  # truncation (128) and padding (fixed 128) in the file
 BERT = fixture_path("trained-wordpiece-bert")  # BertProcessing, no truncation in the file

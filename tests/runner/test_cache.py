@@ -14,7 +14,7 @@ import pytest
 
 import batchtok.runner.prepare as prepare_module
 from batchtok.runner.cache import TextHasher
-from tests.runner_helpers import (
+from tests.support.runner import (
     GPT2,
     basic_job,
     invoke,

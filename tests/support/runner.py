@@ -1,4 +1,4 @@
-"""Small Parquet inputs, job files and CLI calls for the runner tests (tests/test_runner_*.py)."""
+"""Small Parquet inputs, job files and CLI calls for the runner tests (tests/runner/)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from batchtok.runner import cli
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 GPT2 = REPO / "configs" / "tokenizers" / "gpt2" / "tokenizer.json"
 EXAMPLE_JOB = REPO / "jobs" / "example.toml"
 SAMPLE = REPO / "configs" / "samples" / "sample.parquet"
