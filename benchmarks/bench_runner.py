@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python -m tests.bench.bench_runner                       # 100 MB, llama3, 3 repeats
-    python -m tests.bench.bench_runner --mb 5 --repeats 1    # a smoke test
+    python -m benchmarks.bench_runner                        # 100 MB, llama3, 3 repeats
+    python -m benchmarks.bench_runner --mb 5 --repeats 1     # a smoke test
 
 What is timed, each in a fresh process (interpreter start, imports and tokenizer load
 included, as a cron job would pay them), median of ``--repeats``:
@@ -18,7 +18,7 @@ included, as a cron job would pay them), median of ``--repeats``:
 * ``tiktoken``: that pipeline with a tiktoken Encoding built from the same file
   (``encode_ordinary_batch`` on every core, the special tokens the file's post-processor adds
   prepended), where tiktoken can be exact (byte-level BPE whose merge ranks are the ids, such
-  as llama3); its ids are checked too. The issue names it as the figure to beat next.
+  as llama3); its ids are checked too. It is the figure to beat next.
 
 Printed: medians, MB/s (UTF-8 bytes of text / median wall seconds, MB = 10^6 bytes), the
 ratios against their targets (batchtok 2w vs tokenizers >= 1.5, 2w vs 1w >= 1.7, first run vs
@@ -53,7 +53,7 @@ from itertools import zip_longest
 from pathlib import Path
 
 MB = 1_000_000
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 FILES = 8  # input files (12.5 MB of text each at 100 MB): several shards for 2 workers
 ROW_GROUP_MB = 2.0  # text per input row group
 TARGETS = {"vs_tokenizers": 1.5, "two_vs_one": 1.7, "rerun": 50.0}
@@ -224,7 +224,7 @@ def peer_pipeline(flag: str, input_dir: Path, out: Path, tokenizer: Path) -> tup
     """Time one peer pipeline (``--reference-pipeline`` / ``--tiktoken-pipeline``) in a fresh
     process writing into an empty ``out``; returns (seconds, its JSON report)."""
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, "-m", "tests.bench.bench_runner", flag, str(input_dir), str(out)]
+    cmd = [sys.executable, "-m", "benchmarks.bench_runner", flag, str(input_dir), str(out)]
     elapsed, stdout = timed([*cmd, str(tokenizer)])
     return elapsed, json.loads(stdout.strip().splitlines()[-1])
 
