@@ -19,9 +19,10 @@ Never the worker count, paths, times, or a pickled object: the key is a JSON doc
 values and digests (:func:`shard_key`).
 
 **Records** (``OUT/.batchtok/records/<file>.json``, one per input file, written only by the
-run's main process) remember for each input its ``(size, mtime_ns, inode)`` with the
-row-group hashes computed from it, and for its output the ``(size, mtime_ns, inode)`` and the
-shard keys it was written with. A re-run with nothing changed therefore reads no input data:
+run's main process) remember for each input its ``(size, mtime_ns, ctime_ns, inode)`` with
+the row-group hashes computed from it, and for its output the same stat and the shard keys it
+was written with (and, while a multi-shard file waits to be joined, the content hash of each
+part written). A re-run with nothing changed therefore reads no input data:
 it compares stats and reads each output's footer. An output whose stat no longer matches its
 record (or that has no record) is read whole, with Parquet page checksums verified, before it
 is trusted again: a corrupted or truncated output is detected and redone. ``--verify``
@@ -37,7 +38,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -51,15 +52,18 @@ def hex128(data: bytes) -> str:
     return xxhash.xxh3_128_hexdigest(data)
 
 
-def file_digests(path: str | os.PathLike[str]) -> tuple[str, str]:
-    """(xxh3-128, sha256) of a file's bytes, hex."""
+def digests(data: bytes) -> tuple[str, str]:
+    """(xxh3-128, sha256) of some bytes, hex."""
+    return xxhash.xxh3_128_hexdigest(data), hashlib.sha256(data).hexdigest()
+
+
+def file_xxh3(path: str | os.PathLike[str]) -> str:
+    """xxh3-128 of a file's bytes, hex (read in chunks: a part can be large)."""
     x = xxhash.xxh3_128()
-    s = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(READ_CHUNK):
             x.update(chunk)
-            s.update(chunk)
-    return x.hexdigest(), s.hexdigest()
+    return x.hexdigest()
 
 
 # -- input content -----------------------------------------------------------------------------
@@ -134,48 +138,59 @@ def _column_chunk_range(meta: pq.RowGroupMetaData, leaf: int) -> tuple[int, int]
 
 
 def hash_row_groups(
-    path: str, text_columns: tuple[str, ...], keep_leaves: tuple[int, ...], batch_rows: int = 8192
+    source: str | BinaryIO,
+    text_columns: tuple[str, ...],
+    keep_leaves: tuple[int, ...],
+    batch_rows: int = 8192,
 ) -> list[RowGroupHash]:
-    """Content hash of every row group of one input file (reads the text column and the pair
-    column, if any: ``text_columns``, streamed)."""
-    pf = pq.ParquetFile(path, buffer_size=READ_CHUNK)
+    """Content hash of every row group of one input file, a path or an open binary file
+    (reads the text column and the pair column, if any: ``text_columns``, streamed)."""
+    with contextlib.ExitStack() as stack:
+        raw = source if not isinstance(source, str) else stack.enter_context(open(source, "rb"))
+        return _hash_row_groups(raw, text_columns, keep_leaves, batch_rows)
+
+
+def _hash_row_groups(
+    raw: BinaryIO, text_columns: tuple[str, ...], keep_leaves: tuple[int, ...], batch_rows: int
+) -> list[RowGroupHash]:
+    path = getattr(raw, "name", "input")
+    pf = pq.ParquetFile(raw, buffer_size=READ_CHUNK)
     meta = pf.metadata
     out = []
-    with open(path, "rb") as raw:
-        for i in range(meta.num_row_groups):
-            hashers = [TextHasher() for _ in text_columns]
-            nulls = 0
-            for batch in pf.iter_batches(
-                batch_size=batch_rows,
-                row_groups=[i],
-                columns=list(text_columns),
-                use_threads=False,
-            ):
-                for hasher, name in zip(hashers, text_columns):
-                    hasher.update(batch.column(name))
-                if len(text_columns) > 1:
-                    import pyarrow.compute as pc
+    for i in range(meta.num_row_groups):
+        hashers = [TextHasher() for _ in text_columns]
+        nulls = 0
+        for batch in pf.iter_batches(
+            batch_size=batch_rows,
+            row_groups=[i],
+            columns=list(text_columns),
+            use_threads=False,
+        ):
+            for hasher, name in zip(hashers, text_columns):
+                hasher.update(batch.column(name))
+            if len(text_columns) > 1:
+                import pyarrow.compute as pc
 
-                    valid = [pc.is_valid(batch.column(name)) for name in text_columns]
-                    nulls += len(batch) - (pc.sum(pc.and_(*valid)).as_py() or 0)
-                else:
-                    nulls += batch.column(0).null_count
-            kept = xxhash.xxh3_128()
-            rg = meta.row_group(i)
-            for leaf in keep_leaves:
-                start, length = _column_chunk_range(rg, leaf)
-                raw.seek(start)
-                remaining = length
-                while remaining > 0:
-                    chunk = raw.read(min(READ_CHUNK, remaining))
-                    if not chunk:
-                        raise OSError(f"{path}: truncated column chunk in row group {i}")
-                    kept.update(chunk)
-                    remaining -= len(chunk)
-            text = ";pair=".join(h.hexdigest() for h in hashers)
-            digest = hex128(f"text={text};kept={kept.hexdigest()}".encode())
-            rows, text_bytes = hashers[0].rows, sum(h.text_bytes for h in hashers)
-            out.append(RowGroupHash(digest, rows, nulls, text_bytes))
+                valid = [pc.is_valid(batch.column(name)) for name in text_columns]
+                nulls += len(batch) - (pc.sum(pc.and_(*valid)).as_py() or 0)
+            else:
+                nulls += batch.column(0).null_count
+        kept = xxhash.xxh3_128()
+        rg = meta.row_group(i)
+        for leaf in keep_leaves:
+            start, length = _column_chunk_range(rg, leaf)
+            raw.seek(start)
+            remaining = length
+            while remaining > 0:
+                chunk = raw.read(min(READ_CHUNK, remaining))
+                if not chunk:
+                    raise OSError(f"{path}: truncated column chunk in row group {i}")
+                kept.update(chunk)
+                remaining -= len(chunk)
+        text = ";pair=".join(h.hexdigest() for h in hashers)
+        digest = hex128(f"text={text};kept={kept.hexdigest()}".encode())
+        rows, text_bytes = hashers[0].rows, sum(h.text_bytes for h in hashers)
+        out.append(RowGroupHash(digest, rows, nulls, text_bytes))
     return out
 
 
@@ -257,12 +272,23 @@ class Records:
                 yield path.relative_to(self.root).as_posix()[: -len(".json")]
 
 
+def stat_key(st: os.stat_result) -> dict[str, int]:
+    """The stat a record remembers: size, mtime, ctime (changed by any write, even one that
+    sets the mtime back) and inode (changed by a replacement)."""
+    return {
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,
+        "inode": st.st_ino,
+    }
+
+
 def stat_of(path: str | os.PathLike[str]) -> dict[str, int] | None:
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino}
+    return stat_key(st)
 
 
 def memo_hashes(

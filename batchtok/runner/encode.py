@@ -36,7 +36,7 @@ from batchtok import EncodeError, TokenizerFileError, __version__
 if TYPE_CHECKING:
     from batchtok import Tokenizer
 
-from .cache import file_digests
+from .cache import digests
 from .errors import JobError
 from .job import Job
 
@@ -89,24 +89,27 @@ class TokenizerFacts:
 _LOADED: dict[tuple[str, str], tuple[Tokenizer, dict | None, dict | None]] = {}
 
 
-def load_tokenizer(job: Job, xxh3: str) -> Tokenizer:
-    """The job's tokenizer as its file configures it (loaded once per process and file
-    content: a previous job's settings are undone), or raise JobError."""
+def load_tokenizer(job: Job, xxh3: str, data: bytes) -> Tokenizer:
+    """The job's tokenizer from ``data``, the file's bytes read once by
+    :func:`read_tokenizer` (so the tokenizer is the one its hash names, whatever happens to
+    the file meanwhile), as the file configures it (loaded once per process and file content:
+    a previous job's settings are undone), or raise JobError."""
     key = (str(job.tokenizer_path), xxh3)
     if key in _LOADED and _restore(*_LOADED[key]):
         return _LOADED[key][0]
     try:
         from batchtok import Tokenizer  # the engine, loaded only when a shard needs it
 
-        tok = Tokenizer.from_file(job.tokenizer_path)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TokenizerFileError(
+                "$", data[exc.start : exc.start + 8], "file is not UTF-8"
+            ) from exc
+        tok = Tokenizer.from_str(text)
     except TokenizerFileError as exc:
         raise JobError(
             [job.problem("tokenizer.path", f"{job.tokenizer_path} is refused: {exc}")],
-            str(job.file or ""),
-        ) from exc
-    except OSError as exc:
-        raise JobError(
-            [job.problem("tokenizer.path", f"cannot read {job.tokenizer_path}: {exc}")],
             str(job.file or ""),
         ) from exc
     _LOADED.clear()  # keep one: a tokenizer can hold hundreds of MB of caches
@@ -131,9 +134,12 @@ def _restore(tok: Tokenizer, truncation: dict | None, padding: dict | None) -> b
     return True
 
 
-def tokenizer_digests(job: Job) -> tuple[str, str]:
+def read_tokenizer(job: Job) -> tuple[bytes, str, str]:
+    """The tokenizer file's bytes and their (xxh3-128, sha256): read once, so that the hash
+    recorded in every output is the hash of the bytes the ids come from."""
     try:
-        return file_digests(job.tokenizer_path)
+        data = job.tokenizer_path.read_bytes()
+        return (data, *digests(data))
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise JobError(

@@ -81,3 +81,9 @@ class DiskFullError(RunnerError, OSError):
 
 class CorruptFileError(RunnerError, ValueError):
     """An input or output whose content disagrees with its footer or its batchtok metadata."""
+
+
+class InputChangedError(RunnerError):
+    """An input changed (or was replaced or deleted) after the run hashed it: its ids would
+    be those of content the cache keys do not describe, so the file fails in this run; the
+    message names it. A re-run hashes it again."""

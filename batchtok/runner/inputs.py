@@ -44,6 +44,7 @@ class InputFile:
     text_leaf: int  # Parquet leaf-column index of the text column
     keep_leaves: tuple[int, ...]  # leaf indices of kept columns other than the text column
     pair_leaf: int | None = None  # leaf index of the pair column, if the job has one
+    ctime_ns: int = 0
 
     @property
     def rows(self) -> int:
@@ -54,7 +55,14 @@ class InputFile:
         return sum(rg.text_bytes for rg in self.row_groups)
 
     def stat_key(self) -> dict[str, int]:
-        return {"size": self.size, "mtime_ns": self.mtime_ns, "inode": self.inode}
+        """What the file system says of the file for free: an edit, even one that keeps the
+        size and sets the mtime back, changes the ctime; a replaced file has another inode."""
+        return {
+            "size": self.size,
+            "mtime_ns": self.mtime_ns,
+            "ctime_ns": self.ctime_ns,
+            "inode": self.inode,
+        }
 
 
 def _is_glob(pattern: str) -> bool:
@@ -283,6 +291,7 @@ def read_input(path: str, rel: str, job: Job, problems: list[Problem]) -> InputF
         size=st.st_size,
         mtime_ns=st.st_mtime_ns,
         inode=st.st_ino,
+        ctime_ns=st.st_ctime_ns,
         row_groups=row_groups,
         schema=schema,
         keep=keep,

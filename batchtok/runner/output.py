@@ -30,13 +30,14 @@ import inspect
 import json
 import os
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .cache import file_xxh3
 from .errors import CorruptFileError, DiskFullError
 
 METADATA_KEY = b"batchtok"
@@ -151,9 +152,19 @@ class AtomicParquet:
     """
 
     def __init__(
-        self, dest: str, tmp_dir: str, schema: pa.Schema, compression: str, tag: str
+        self,
+        dest: str,
+        tmp_dir: str,
+        schema: pa.Schema,
+        compression: str,
+        tag: str,
+        guard: Callable[[], None] | None = None,
+        digest_file: str = "",
     ) -> None:
         self.dest = dest
+        self.digest_file = digest_file  # where to record the digest, before the rename
+        self.guard = guard  # called just before the rename: raises if it must not happen
+        self.digest = ""  # xxh3-128 of the file's bytes, once written
         self.tmp = os.path.join(tmp_dir, f"{tag}.{os.getpid()}.parquet.tmp")
         self.schema = schema
         self.compression = None if compression == "none" else compression
@@ -192,12 +203,17 @@ class AtomicParquet:
             self.writer = None
             with open(self.tmp, "rb+") as f:
                 os.fsync(f.fileno())
+            self.digest = file_xxh3(self.tmp)
+            if self.guard is not None:
+                self.guard()
+            if self.digest_file:
+                _write_small(self.digest_file, self.digest + "\n", self.tmp + ".xxh3")
             os.makedirs(os.path.dirname(self.dest), exist_ok=True)
             os.replace(self.tmp, self.dest)
             fsync_dir(os.path.dirname(self.dest))
-        except OSError as err:
+        except BaseException as err:
             self.abort()
-            if err.errno == errno.ENOSPC:
+            if isinstance(err, OSError) and err.errno == errno.ENOSPC:
                 raise DiskFullError(
                     errno.ENOSPC, f"no space left on device while writing {self.dest}"
                 ) from err
@@ -210,6 +226,16 @@ class AtomicParquet:
             self.writer = None
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.tmp)
+
+
+def _write_small(dest: str, text: str, tmp: str) -> None:
+    """A small text file, atomically (fsynced, renamed)."""
+    with open(tmp, "w", encoding="ascii") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    os.replace(tmp, dest)
 
 
 def shard_row_groups(doc: dict[str, Any], footer: pq.FileMetaData) -> dict[str, tuple[int, int]]:
@@ -234,8 +260,10 @@ def shard_row_groups(doc: dict[str, Any], footer: pq.FileMetaData) -> dict[str, 
 
 
 def copy_row_groups(sink: AtomicParquet, source: str, first: int, end: int) -> Iterator[int]:
-    """Copy row groups [first, end) of ``source`` into ``sink`` one at a time; yields rows."""
-    pf = pq.ParquetFile(source)
+    """Copy row groups [first, end) of ``source`` into ``sink`` one at a time, every page's
+    checksum verified (the sink writes fresh ones: a flipped bit must be caught here or
+    never); yields rows."""
+    pf = pq.ParquetFile(source, page_checksum_verification=_CHECKSUMS)
     for i in range(first, end):
         table = pf.read_row_group(i, use_threads=False)  # a thread pool costs ~30 MB
         if not table.schema.equals(sink.schema, check_metadata=False):

@@ -21,7 +21,16 @@ from typing import Any
 
 import pyarrow as pa
 
-from .cache import Records, RowGroupHash, content_hash, fingerprint, hex128, shard_key, stat_of
+from .cache import (
+    Records,
+    RowGroupHash,
+    content_hash,
+    file_xxh3,
+    fingerprint,
+    hex128,
+    shard_key,
+    stat_of,
+)
 from .encode import TokenizerFacts, applied_options
 from .inputs import InputFile
 from .job import Job
@@ -119,6 +128,8 @@ class FileState:
     fingerprint: str = ""
     reusable: dict[str, tuple[int, int]] = field(default_factory=dict)  # key -> output rgs
     parts: dict[str, Path] = field(default_factory=dict)  # key -> completed part file
+    part_digests: dict[str, str] = field(default_factory=dict)  # key -> its recorded xxh3
+    discarded: list[str] = field(default_factory=list)  # why parts found were not used
     complete: bool = False  # the output is complete under these keys: nothing to do
     output_trusted: bool = False  # its stat matches the record (no need to re-verify)
     joining: bool = False  # its parts are being joined
@@ -186,12 +197,20 @@ def resolve(
                 state.complete = old_keys == state.keys
                 state.reusable = {k: r for k, r in ranges.items() if k in set(state.keys)}
     if not state.complete and len(state.shards) > 1:
-        for key in state.keys:
+        for i, key in enumerate(state.keys):
             if key in state.reusable:
                 continue
             part = part_path(parts_dir, state.file.rel, key)
-            if part_ok(part, key, verify):
+            digest = recorded_digest(part)
+            problem = part_problem(part, key, digest, verify)
+            if problem is None:
                 state.parts[key] = part
+                state.part_digests[key] = digest
+            elif problem:
+                state.discarded.append(
+                    f"part {part.name} of shard {state.shards[i].id} {problem}; it is discarded "
+                    "and the shard encoded again"
+                )
 
 
 def part_path(parts_dir: Path, rel: str, key: str) -> Path:
@@ -200,16 +219,42 @@ def part_path(parts_dir: Path, rel: str, key: str) -> Path:
     return parts_dir / f"{hex128(rel.encode())[:16]}-{key}.parquet"
 
 
-def part_ok(part: Path, key: str, verify: bool) -> bool:
-    if not part.exists():
-        return False
+def digest_path(part: Path | str) -> Path:
+    """Where a part's content hash is recorded, written (by the worker that wrote the part)
+    before the part itself is renamed into place."""
+    return Path(f"{part}.xxh3")
+
+
+def recorded_digest(part: Path) -> str:
     try:
+        return digest_path(part).read_text(encoding="ascii").strip()
+    except (OSError, ValueError):
+        return ""
+
+
+def remove_part(part: Path) -> None:
+    for path in (part, digest_path(part)):
+        path.unlink(missing_ok=True)
+
+
+def part_problem(part: Path, key: str, digest: str | None, verify: bool) -> str | None:
+    """Why a part cannot be joined ("" if there is none), or None if it can: its bytes must
+    hash to the digest recorded when it was written (so a bit flipped since never reaches an
+    output), and its metadata must name its key."""
+    if not part.exists():
+        return ""
+    if not digest:
+        return "has no recorded content hash"
+    try:
+        if file_xxh3(part) != digest:
+            return "is corrupt (its content hash differs from the one recorded when written)"
         doc, _ = read_metadata(part)
-    except (OSError, pa.ArrowException, ValueError):
-        return False
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        return f"is unreadable ({exc})"
     if (doc.get("part") or {}).get("key") != key:
-        return False
-    return not verify or full_read_ok(part) is None
+        return "belongs to another shard"
+    problem = full_read_ok(part) if verify else None
+    return None if problem is None else f"is corrupt ({problem})"
 
 
 def file_fingerprint(job: Job, f: InputFile, engine_version: str, facts: TokenizerFacts) -> str:

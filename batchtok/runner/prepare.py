@@ -20,9 +20,9 @@ from .encode import (
     check_against_job,
     facts_of,
     load_tokenizer,
+    read_tokenizer,
     remember_facts,
     remembered_facts,
-    tokenizer_digests,
 )
 from .inputs import STATE_DIR, InputFile, resolve_inputs
 from .job import Job
@@ -53,11 +53,13 @@ class Prepared:
     tokenizer: Any  # the loaded Tokenizer, or None while its facts were remembered
     warnings: list[str]
     engine_version: str
+    tokenizer_bytes: bytes = b""  # the file as read (and hashed) once; loaded from these
 
     def loaded_tokenizer(self) -> Any:
         """The tokenizer, loaded now if validation did not need it."""
         if self.tokenizer is None:
-            self.tokenizer = load_tokenizer(self.job, self.facts.xxh3)
+            self.tokenizer = load_tokenizer(self.job, self.facts.xxh3, self.tokenizer_bytes)
+            self.tokenizer_bytes = b""
         return self.tokenizer
 
     def fingerprint(self, f: InputFile) -> str:
@@ -70,12 +72,12 @@ def prepare(job: Job, *, remember: bool) -> Prepared:
     The tokenizer is loaded only if its facts are not remembered from an earlier run (in the
     state directory; ``remember`` stores them)."""
     files, warnings = resolve_inputs(job)
-    xxh3, sha256 = tokenizer_digests(job)
+    data, xxh3, sha256 = read_tokenizer(job)
     sdir = state_dir(job)
     facts = remembered_facts(sdir, xxh3)
     tok = None
     if facts is None:
-        tok = load_tokenizer(job, xxh3)
+        tok = load_tokenizer(job, xxh3, data)
         facts = facts_of(tok, xxh3, sha256)
         if remember:
             remember_facts(sdir, facts)
@@ -88,7 +90,7 @@ def prepare(job: Job, *, remember: bool) -> Prepared:
                 f"{f.path}: {len(big)} row group(s) hold more than 4x run.shard_mb of text; a "
                 "shard cannot split a row group, so a crash there loses more work"
             )
-    return Prepared(job, files, states, facts, tok, warnings, __version__)
+    return Prepared(job, files, states, facts, tok, warnings, __version__, data)
 
 
 def plan_job(job: Job, *, verify: bool = False, hash_inputs: bool = True) -> dict[str, Any]:

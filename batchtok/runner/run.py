@@ -42,7 +42,7 @@ from .inputs import InputFile
 from .job import Job
 from .lock import RunLock
 from .output import use_returning_memory_pool
-from .plan import FileState, hash_spec, orphan_outputs, record_output, resolve
+from .plan import FileState, hash_spec, orphan_outputs, record_output, remove_part, resolve
 from .prepare import Prepared, prepare, state_dir
 from .progress import LogSession, Progress
 from .stats import RunStats, ShardStats
@@ -222,7 +222,7 @@ class _Run:
         if not self.stats.failures and self.parts_dir.exists():
             # Every file is complete, so any part left is from inputs that changed since.
             for stale in self.parts_dir.glob("*.parquet"):
-                stale.unlink(missing_ok=True)
+                remove_part(stale)
 
     def _hash_inputs(self) -> bool:
         """Resolve every input's shards, hashing (in workers) those whose stat changed;
@@ -267,6 +267,8 @@ class _Run:
         resolve(st, hashes, self.prep.fingerprint(f), self.parts_dir, record, self.verify)
         if st.note:
             log.warning("%s", st.note, extra={"event": "output_redo", "file": str(st.output)})
+        for note in st.discarded:
+            log.warning("%s", note, extra={"event": "part_discarded", "file": f.rel})
         out = record.get("output") or {}
         if st.output_trusted and out.get("stat") != stat_of(st.output):
             record_output(self.records, st, record)
@@ -410,8 +412,7 @@ class _Run:
             record_output(self.records, st)
             self.stats.files_written += 1
             for part in st.parts.values():
-                with contextlib.suppress(FileNotFoundError):
-                    part.unlink()
+                remove_part(part)
             return
         copies = st.keys.count(task.key)  # shards of identical content, encoded once
         self.stats.shards_done += copies
@@ -422,6 +423,7 @@ class _Run:
             self.stats.files_written += 1
             return
         st.parts[task.key] = Path(task.dest)
+        st.part_digests[task.key] = result.digest
         if task.rel not in self.stats.failed_files and not st.todo() and not st.joining:
             self._join(executor, st)
 

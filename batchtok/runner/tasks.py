@@ -16,7 +16,7 @@ from .encode import described_options
 from .inputs import InputFile
 from .job import Job
 from .output import METADATA_KEY, metadata_bytes, output_schema
-from .plan import FileState, batch_rows, output_splits, part_path, text_columns
+from .plan import FileState, batch_rows, digest_path, output_splits, part_path, text_columns
 from .prepare import Prepared
 from .worker import AssembleTask, EncodeSettings, HashTask, ShardTask
 
@@ -64,7 +64,7 @@ def _schema(job: Job, f: InputFile, doc: dict) -> pa.Schema:
 
 
 def hash_task(job: Job, f: InputFile) -> HashTask:
-    return HashTask(f.rel, f.path, text_columns(job), f.keep_leaves, f.text_bytes)
+    return HashTask(f.rel, f.path, text_columns(job), f.keep_leaves, f.text_bytes, f.stat_key())
 
 
 def shard_task(prep: Prepared, st: FileState, i: int, parts_dir: Path, tmp_dir: Path) -> ShardTask:
@@ -72,6 +72,7 @@ def shard_task(prep: Prepared, st: FileState, i: int, parts_dir: Path, tmp_dir: 
     a part file that waits to be joined."""
     job, f, shard = prep.job, st.file, st.shards[i]
     key = st.keys[i]
+    digest_file = ""
     if len(st.shards) == 1:
         doc = file_doc(prep, st, [{"key": key, "row_groups": list(shard.row_groups)}])
         dest = st.output
@@ -80,6 +81,7 @@ def shard_task(prep: Prepared, st: FileState, i: int, parts_dir: Path, tmp_dir: 
         doc.pop("shards")
         doc["part"] = {"key": key, "row_groups": list(shard.row_groups), "shard": shard.id}
         dest = part_path(parts_dir, f.rel, key)
+        digest_file = str(digest_path(dest))
     return ShardTask(
         shard_id=shard.id,
         rel=f.rel,
@@ -94,6 +96,8 @@ def shard_task(prep: Prepared, st: FileState, i: int, parts_dir: Path, tmp_dir: 
         tmp_dir=str(tmp_dir),
         key=key,
         text_bytes=shard.text_bytes,
+        stat=f.stat_key(),
+        digest_file=digest_file,
     )
 
 
@@ -107,13 +111,13 @@ def join_task(prep: Prepared, st: FileState, tmp_dir: Path) -> AssembleTask:
         if key in st.parts:
             part = st.parts[key]
             footer = pq.read_metadata(part)
-            sources.append((str(part), 0, footer.num_row_groups))
+            sources.append((str(part), 0, footer.num_row_groups, st.part_digests[key]))
             rows = footer.num_rows
         else:
             first, end = st.reusable[key]
             if old_footer is None:
                 old_footer = pq.read_metadata(st.output)
-            sources.append((str(st.output), first, end))
+            sources.append((str(st.output), first, end, ""))
             rows = sum(old_footer.row_group(i).num_rows for i in range(first, end))
         shards.append({"key": key, "row_groups": list(shard.row_groups), "rows_out": rows})
     doc = file_doc(prep, st, shards)

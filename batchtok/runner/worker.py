@@ -25,9 +25,9 @@ import pyarrow.parquet as pq
 if TYPE_CHECKING:
     from batchtok import Tokenizer
 
-from .cache import RowGroupHash, hash_row_groups
+from .cache import RowGroupHash, file_xxh3, hash_row_groups, stat_key
 from .encode import Encoder, SpecialCounter, TokenizerFacts
-from .errors import BadRowError, CorruptFileError
+from .errors import BadRowError, CorruptFileError, InputChangedError
 from .output import AtomicParquet, copy_row_groups, ids_arrays
 from .stats import ShardStats
 
@@ -105,6 +105,54 @@ def current_rss_mb() -> float | None:
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+class UnchangedInput:
+    """An input file opened for reading, checked to be the one the run planned (same size,
+    mtime, ctime and inode) when opened and again when closed; else
+    :class:`InputChangedError` naming it. Reading through the one descriptor means a file
+    replaced meanwhile is never half old, half new."""
+
+    def __init__(self, path: str, expected: dict[str, int]) -> None:
+        self.path = path
+        self.expected = expected
+        self.file: Any = None
+
+    def check(self) -> None:
+        assert self.file is not None
+        now = stat_key(os.fstat(self.file.fileno()))
+        try:
+            named = stat_key(os.stat(self.path))
+        except FileNotFoundError:
+            named = None
+        if now != self.expected or named != self.expected:
+            gone = "was deleted" if named is None else "changed"
+            raise InputChangedError(
+                f"{self.path} {gone} while the run was reading it (size, mtime, ctime or "
+                "inode differ from when it was planned); this file fails in this run, a re-run "
+                "reads it again"
+            )
+
+    def __enter__(self) -> Any:
+        try:
+            self.file = open(self.path, "rb")
+        except FileNotFoundError as exc:
+            raise InputChangedError(
+                f"{self.path} was deleted while the run was going; this file fails in this run"
+            ) from exc
+        try:
+            self.check()
+        except BaseException:
+            self.file.close()
+            raise
+        return self.file
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            if exc_type is None:
+                self.check()
+        finally:
+            self.file.close()
+
+
 # -- hashing -----------------------------------------------------------------------------------
 
 
@@ -115,6 +163,7 @@ class HashTask:
     text_columns: tuple[str, ...]  # the text column, and the pair column if any
     keep_leaves: tuple[int, ...]
     text_bytes: int  # estimate, for progress
+    stat: dict[str, int]  # of the file when planned
 
     @property
     def label(self) -> str:
@@ -127,7 +176,8 @@ class HashResult:
 
 
 def hash_file(task: HashTask, report: Report) -> HashResult:
-    hashes = hash_row_groups(task.path, task.text_columns, task.keep_leaves)
+    with UnchangedInput(task.path, task.stat) as source:
+        hashes = hash_row_groups(source, task.text_columns, task.keep_leaves)
     report(ShardStats(text_bytes=task.text_bytes))
     return HashResult(hashes)
 
@@ -150,6 +200,8 @@ class ShardTask:
     tmp_dir: str
     key: str
     text_bytes: int
+    stat: dict[str, int]  # of the input when planned (and hashed)
+    digest_file: str = ""  # a part's: where its content hash is recorded
 
     @property
     def label(self) -> str:
@@ -274,11 +326,11 @@ def _encode_piece(
 
 
 def _pieces(
-    task: ShardTask, settings: EncodeSettings
+    task: ShardTask, settings: EncodeSettings, source: Any
 ) -> Iterator[tuple[int, pa.RecordBatch, bool]]:
     """The shard's rows in batches of at most ``task.batch_rows``, cut at the output row-group
     boundaries: (row in the shard, batch, whether an output row group ends with it)."""
-    pf = pq.ParquetFile(task.path, buffer_size=1 << 20)
+    pf = pq.ParquetFile(source, buffer_size=1 << 20)
     wanted = set(task.keep) | {settings.text_column, settings.pair_column}
     columns = [n for n in pf.schema_arrow.names if n in wanted]
     first, end = task.row_groups
@@ -307,6 +359,7 @@ def _pieces(
 class ShardResult:
     stats: ShardStats
     row_groups_out: int  # row groups written
+    digest: str = ""  # xxh3-128 of the file written, checked again before it is joined
 
 
 def encode_shard(task: ShardTask, report: Report) -> ShardResult:
@@ -318,10 +371,19 @@ def encode_shard(task: ShardTask, report: Report) -> ShardResult:
     state = _ShardState(task, settings)
     pending: list[pa.RecordBatch] = []
     schema = task.schema.remove_metadata()
-    with AtomicParquet(
-        task.dest, task.tmp_dir, task.schema, settings.compression, task.key
-    ) as sink:
-        for row, piece, ends_row_group in _pieces(task, settings):
+    # The input is checked unchanged before the output is published (inner block first).
+    with (
+        AtomicParquet(
+            task.dest,
+            task.tmp_dir,
+            task.schema,
+            settings.compression,
+            task.key,
+            digest_file=task.digest_file,
+        ) as sink,
+        UnchangedInput(task.path, task.stat) as source,
+    ):
+        for row, piece, ends_row_group in _pieces(task, settings, source):
             mark = state.mark()
             pending.append(
                 _encode_piece(piece, task.first_row + row, state, encoder, counter, schema)
@@ -344,7 +406,7 @@ def encode_shard(task: ShardTask, report: Report) -> ShardResult:
         )
     stats.seconds = time.monotonic() - started
     stats.peak_rss_mb = peak_rss_mb()
-    return ShardResult(stats, row_groups_out)
+    return ShardResult(stats, row_groups_out, sink.digest)
 
 
 # -- joining parts -----------------------------------------------------------------------------
@@ -357,7 +419,9 @@ class AssembleTask:
     tmp_dir: str
     schema: pa.Schema
     compression: str
-    sources: tuple[tuple[str, int, int], ...]  # (file, first row group, end row group)
+    # (file, first row group, end row group, xxh3-128 its bytes must have; "" for the
+    # previous output, verified by its page checksums)
+    sources: tuple[tuple[str, int, int, str], ...]
     tag: str
 
     @property
@@ -377,7 +441,13 @@ TaskResult = HashResult | ShardResult | JoinResult
 def assemble_file(task: AssembleTask, report: Report) -> JoinResult:
     """Write ``task.dest`` from row groups of parts and of the previous output, in order."""
     with AtomicParquet(task.dest, task.tmp_dir, task.schema, task.compression, task.tag) as sink:
-        for source, first, end in task.sources:
+        for source, first, end, digest in task.sources:
+            if digest and file_xxh3(source) != digest:
+                raise CorruptFileError(
+                    f"{source}: its content differs from what was written (content hash "
+                    f"{file_xxh3(source)[:12]}..., recorded {digest[:12]}...); it is not "
+                    "joined, and a re-run encodes its shard again"
+                )
             for _ in copy_row_groups(sink, source, first, end):
                 pass
         rows = sink.rows

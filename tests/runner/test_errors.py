@@ -15,6 +15,7 @@ from batchtok.runner.errors import (
     BadRowError,
     CorruptFileError,
     DiskFullError,
+    InputChangedError,
     InvalidValue,
     JobError,
     LockHeld,
@@ -30,6 +31,7 @@ EXIT_CODES = {
     BadRowError: codes.EXIT_FAILURE,
     DiskFullError: codes.EXIT_FAILURE,
     CorruptFileError: codes.EXIT_FAILURE,
+    InputChangedError: codes.EXIT_FAILURE,
 }
 
 
