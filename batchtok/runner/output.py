@@ -159,10 +159,13 @@ class AtomicParquet:
         compression: str,
         tag: str,
         guard: Callable[[], None] | None = None,
-        digest_file: str = "",
+        record_file: str = "",
     ) -> None:
         self.dest = dest
-        self.digest_file = digest_file  # where to record the digest, before the rename
+        # Where to record the digest (with ``record``, filled by the writer's user), before
+        # the rename: the file is never in place without it.
+        self.record_file = record_file
+        self.record: dict[str, Any] = {}
         self.guard = guard  # called just before the rename: raises if it must not happen
         self.digest = ""  # xxh3-128 of the file's bytes, once written
         self.tmp = os.path.join(tmp_dir, f"{tag}.{os.getpid()}.parquet.tmp")
@@ -206,8 +209,9 @@ class AtomicParquet:
             self.digest = file_xxh3(self.tmp)
             if self.guard is not None:
                 self.guard()
-            if self.digest_file:
-                _write_small(self.digest_file, self.digest + "\n", self.tmp + ".xxh3")
+            if self.record_file:
+                text = json.dumps({**self.record, "xxh3_128": self.digest}, sort_keys=True)
+                _write_small(self.record_file, text + "\n", self.tmp + ".json")
             os.makedirs(os.path.dirname(self.dest), exist_ok=True)
             os.replace(self.tmp, self.dest)
             fsync_dir(os.path.dirname(self.dest))

@@ -13,6 +13,7 @@ the work a crash can lose.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -130,6 +131,8 @@ class FileState:
     parts: dict[str, Path] = field(default_factory=dict)  # key -> completed part file
     part_digests: dict[str, str] = field(default_factory=dict)  # key -> its recorded xxh3
     discarded: list[str] = field(default_factory=list)  # why parts found were not used
+    # key -> bad rows its output holds (recorded when written: a re-run reports them too)
+    bad_rows: dict[str, int] = field(default_factory=dict)
     complete: bool = False  # the output is complete under these keys: nothing to do
     output_trusted: bool = False  # its stat matches the record (no need to re-verify)
     joining: bool = False  # its parts are being joined
@@ -152,6 +155,14 @@ class FileState:
 
     def todo(self) -> list[int]:
         return [i for i in range(len(self.shards)) if self.status(i) == "to do"]
+
+    def cached_bad_rows(self) -> int:
+        """Bad rows in the shards found complete (in the output or as parts)."""
+        return sum(
+            self.bad_rows.get(self.keys[i], 0)
+            for i in range(len(self.shards))
+            if self.status(i) in ("cached", "part")
+        )
 
     def content_hash(self) -> str:
         assert self.hashes is not None
@@ -196,16 +207,21 @@ def resolve(
                 state.output_trusted = True
                 state.complete = old_keys == state.keys
                 state.reusable = {k: r for k, r in ranges.items() if k in set(state.keys)}
+                if remembered.get("keys") == old_keys:
+                    counts = remembered.get("bad_rows") or {}
+                    state.bad_rows = {k: _count(counts.get(k)) for k in state.reusable}
     if not state.complete and len(state.shards) > 1:
         for i, key in enumerate(state.keys):
             if key in state.reusable:
                 continue
             part = part_path(parts_dir, state.file.rel, key)
-            digest = recorded_digest(part)
-            problem = part_problem(part, key, digest, verify)
+            recorded = part_record(part)
+            digest = recorded.get("xxh3_128")
+            problem = part_problem(part, key, digest if isinstance(digest, str) else "", verify)
             if problem is None:
                 state.parts[key] = part
                 state.part_digests[key] = digest
+                state.bad_rows[key] = _count(recorded.get("bad_rows"))
             elif problem:
                 state.discarded.append(
                     f"part {part.name} of shard {state.shards[i].id} {problem}; it is discarded "
@@ -219,21 +235,22 @@ def part_path(parts_dir: Path, rel: str, key: str) -> Path:
     return parts_dir / f"{hex128(rel.encode())[:16]}-{key}.parquet"
 
 
-def digest_path(part: Path | str) -> Path:
-    """Where a part's content hash is recorded, written (by the worker that wrote the part)
-    before the part itself is renamed into place."""
-    return Path(f"{part}.xxh3")
+def part_record_path(part: Path | str) -> Path:
+    """Where a part's record is: its content hash and bad-row count, written (by the worker
+    that wrote the part) before the part itself is renamed into place."""
+    return Path(f"{part}.json")
 
 
-def recorded_digest(part: Path) -> str:
+def part_record(part: Path) -> dict[str, Any]:
     try:
-        return digest_path(part).read_text(encoding="ascii").strip()
+        data = json.loads(part_record_path(part).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return ""
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def remove_part(part: Path) -> None:
-    for path in (part, digest_path(part)):
+    for path in (part, part_record_path(part)):
         path.unlink(missing_ok=True)
 
 
@@ -257,6 +274,10 @@ def part_problem(part: Path, key: str, digest: str | None, verify: bool) -> str 
     return None if problem is None else f"is corrupt ({problem})"
 
 
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 def file_fingerprint(job: Job, f: InputFile, engine_version: str, facts: TokenizerFacts) -> str:
     return fingerprint(
         engine_version=engine_version,
@@ -275,14 +296,16 @@ def output_path(job: Job, f: InputFile) -> Path:
 
 def record_output(records: Records, st: FileState, record: dict | None = None) -> None:
     """Remember the stat and shard keys of a complete output, so that the next run trusts it
-    without reading it again while its stat is unchanged."""
+    without reading it again while its stat is unchanged, and the bad rows each shard holds,
+    so that every later run (and ``batchtok status``) reports them."""
     record = dict(record if record is not None else records.load(st.file.rel))
     try:
         doc, _ = read_metadata(st.output)
         keys = [s.get("key") for s in doc.get("shards") or []]
     except (OSError, pa.ArrowException, ValueError):
         return
-    record["output"] = {"stat": stat_of(st.output), "keys": keys}
+    bad = {k: st.bad_rows[k] for k in keys if st.bad_rows.get(k)}
+    record["output"] = {"stat": stat_of(st.output), "keys": keys, "bad_rows": bad}
     records.save(st.file.rel, record)
 
 

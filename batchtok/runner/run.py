@@ -249,7 +249,9 @@ class _Run:
     def _nothing_to_do(self) -> bool:
         if not all(st.complete for st in self.states.values() if st.resolved):
             return False
-        self.stats.shards_cached = sum(len(st.shards) for st in self.states.values() if st.resolved)
+        resolved = [st for st in self.states.values() if st.resolved]
+        self.stats.shards_cached = sum(len(st.shards) for st in resolved)
+        self.stats.cached_bad_rows = sum(st.cached_bad_rows() for st in resolved)
         if not self.stats.failures:
             log.info(
                 "nothing to do: all %d shards of %d files are complete in %s",
@@ -386,9 +388,11 @@ class _Run:
             if not st.resolved or st.complete or st.file.rel in self.stats.failed_files:
                 if st.resolved and st.complete:
                     self.stats.shards_cached += len(st.shards)
+                    self.stats.cached_bad_rows += st.cached_bad_rows()
                 continue
             todo = st.todo()
             self.stats.shards_cached += len(st.shards) - len(todo)
+            self.stats.cached_bad_rows += st.cached_bad_rows()
             keys = set()
             for i in todo:
                 if st.keys[i] not in keys:  # shards of identical content are encoded once
@@ -415,6 +419,7 @@ class _Run:
                 remove_part(part)
             return
         copies = st.keys.count(task.key)  # shards of identical content, encoded once
+        st.bad_rows[task.key] = result.stats.bad_rows
         self.stats.shards_done += copies
         self.stats.encoded.merge(result.stats.times(copies))
         self.progress.shards_done += 1

@@ -73,6 +73,7 @@ class RunStats:
     encoded: ShardStats = field(default_factory=ShardStats)  # totals of the shards encoded now
     shards_done: int = 0  # encoded in this run (identical shards counted each)
     shards_cached: int = 0  # found complete in the output or as parts
+    cached_bad_rows: int = 0  # bad rows those hold (recorded when they were written)
     files_written: int = 0
     failures: list[dict[str, Any]] = field(default_factory=list)
     failed_files: set[str] = field(default_factory=set)

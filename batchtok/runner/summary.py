@@ -35,7 +35,7 @@ def outcome(stats: RunStats) -> tuple[str, int]:
         return "interrupted", codes.EXIT_INTERRUPTED
     if stats.failures:
         return "failed", codes.EXIT_FAILURE
-    if stats.encoded.bad_rows:
+    if stats.encoded.bad_rows or stats.cached_bad_rows:
         return "success_with_bad_rows", codes.EXIT_OK_WITH_BAD_ROWS
     return "success", codes.EXIT_OK
 
@@ -59,7 +59,9 @@ def _counts(job: Job, stats: RunStats) -> dict[str, Any]:
             else None
         ),
         "bad_rows": {
-            "count": encoded.bad_rows,
+            # in the outputs: found now, and in the shards complete from earlier runs
+            "count": encoded.bad_rows + stats.cached_bad_rows,
+            "from_earlier_runs": stats.cached_bad_rows,
             "policy": job.bad_rows,
             "by_reason": dict(encoded.bad_reasons),
             "examples": encoded.bad_examples,
@@ -143,7 +145,7 @@ def log_summary(summary: dict[str, Any], stats: RunStats) -> None:
         stats.failed_shards,
         stats.encoded.rows_out,
         stats.encoded.tokens,
-        stats.encoded.bad_rows,
+        summary["bad_rows"]["count"],
         summary["elapsed_seconds"],
         extra={"event": "summary", "status": status, "exit_code": code},
     )

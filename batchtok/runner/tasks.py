@@ -16,7 +16,7 @@ from .encode import described_options
 from .inputs import InputFile
 from .job import Job
 from .output import METADATA_KEY, metadata_bytes, output_schema
-from .plan import FileState, batch_rows, digest_path, output_splits, part_path, text_columns
+from .plan import FileState, batch_rows, output_splits, part_path, part_record_path, text_columns
 from .prepare import Prepared
 from .worker import AssembleTask, EncodeSettings, HashTask, ShardTask
 
@@ -72,7 +72,7 @@ def shard_task(prep: Prepared, st: FileState, i: int, parts_dir: Path, tmp_dir: 
     a part file that waits to be joined."""
     job, f, shard = prep.job, st.file, st.shards[i]
     key = st.keys[i]
-    digest_file = ""
+    record_file = ""
     if len(st.shards) == 1:
         doc = file_doc(prep, st, [{"key": key, "row_groups": list(shard.row_groups)}])
         dest = st.output
@@ -81,7 +81,7 @@ def shard_task(prep: Prepared, st: FileState, i: int, parts_dir: Path, tmp_dir: 
         doc.pop("shards")
         doc["part"] = {"key": key, "row_groups": list(shard.row_groups), "shard": shard.id}
         dest = part_path(parts_dir, f.rel, key)
-        digest_file = str(digest_path(dest))
+        record_file = str(part_record_path(dest))
     return ShardTask(
         shard_id=shard.id,
         rel=f.rel,
@@ -97,7 +97,7 @@ def shard_task(prep: Prepared, st: FileState, i: int, parts_dir: Path, tmp_dir: 
         key=key,
         text_bytes=shard.text_bytes,
         stat=f.stat_key(),
-        digest_file=digest_file,
+        record_file=record_file,
     )
 
 

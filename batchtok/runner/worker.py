@@ -37,6 +37,7 @@ Report = Callable[[ShardStats], None]  # sends a progress report to the parent
 BAD_ROWS_LOGGED = 10  # per shard; the rest are counted
 BAD_ROW_EXAMPLES = 20  # per shard, returned for the summary
 PREWARM_CHARS = 4_000_000  # of text encoded in the parent before forking (see prewarm)
+PREWARM_MAX_TEXT = 20_000  # bytes: longer texts are not in the pre-warm sample
 
 
 @dataclass(frozen=True)
@@ -62,22 +63,38 @@ def prepare_workers(
 def prewarm(tok: Tokenizer, text_column: str, add_special_tokens: bool, paths: list[str]) -> None:
     """Encode a small sample in the parent before forking, so every worker starts with the
     most frequent pieces already in its (inherited) cache instead of each computing them
-    again. Results are unchanged: the cache only ever holds exact ids."""
+    again. Results are unchanged: the cache only ever holds exact ids.
+
+    The sample is bounded: :data:`PREWARM_CHARS` in all, texts of at most
+    :data:`PREWARM_MAX_TEXT` chars each (a huge row is the workers' to encode, once), and any
+    row that cannot be read or encoded is left to the workers, which report it by file and row.
+    """
+    import pyarrow.compute as pc
+
     budget = PREWARM_CHARS
     texts: list[str] = []
     for path in paths:
         if budget <= 0:
             break
         try:
-            table = pq.ParquetFile(path).read_row_group(0, columns=[text_column])
-        except (OSError, pa.ArrowException):
-            continue  # the worker reports the file properly
-        for text in table.column(0).to_pylist():
-            if isinstance(text, str):
-                texts.append(text)
-                budget -= len(text)
+            batches = pq.ParquetFile(path).iter_batches(
+                batch_size=256, row_groups=[0], columns=[text_column], use_threads=False
+            )
+            for batch in batches:
+                column = batch.column(0)
+                short = pc.less_equal(pc.binary_length(column), PREWARM_MAX_TEXT)
+                try:
+                    values = column.filter(short).to_pylist()
+                except UnicodeDecodeError:
+                    continue
+                for text in values:
+                    if isinstance(text, str):
+                        texts.append(text)
+                        budget -= len(text)
                 if budget <= 0:
                     break
+        except (OSError, pa.ArrowException, IndexError):
+            continue  # the worker reports the file properly
     if texts:
         started = time.monotonic()
         try:
@@ -201,7 +218,7 @@ class ShardTask:
     key: str
     text_bytes: int
     stat: dict[str, int]  # of the input when planned (and hashed)
-    digest_file: str = ""  # a part's: where its content hash is recorded
+    record_file: str = ""  # a part's: where its content hash and bad rows are recorded
 
     @property
     def label(self) -> str:
@@ -252,22 +269,34 @@ class _ShardState:
         )
 
 
-def _find_bad(piece: pa.RecordBatch, settings: EncodeSettings) -> tuple[list, list | None, dict]:
-    """(texts, pairs or None, {index: reason} for null texts and null pairs)."""
-    column = piece.column(settings.text_column)
-    texts = column.to_pylist()
-    n = len(texts)
-    bad: dict[int, str] = {}
+def _strings(column: pa.Array, what: str, bad: dict[int, str]) -> list[str | None]:
+    """The column's values; a null, or a value that is not UTF-8 (other writers do store
+    such bytes in string columns), is None with its reason added to ``bad``."""
+    try:
+        values = column.to_pylist()
+    except UnicodeDecodeError:
+        binary = pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary()
+        values = []
+        for i, raw in enumerate(column.view(binary).to_pylist()):
+            try:
+                values.append(None if raw is None else raw.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                bad.setdefault(i, f"invalid UTF-8 in the {what}: {exc.reason} at byte {exc.start}")
+                values.append(None)
     if column.null_count:
-        bad = {i: "null text" for i in range(n) if texts[i] is None}
+        for i, value in enumerate(values):
+            if value is None:
+                bad.setdefault(i, f"null {what}")
+    return values
+
+
+def _find_bad(piece: pa.RecordBatch, settings: EncodeSettings) -> tuple[list, list | None, dict]:
+    """(texts, pairs or None, {index: reason} for null or undecodable texts and pairs)."""
+    bad: dict[int, str] = {}
+    texts = _strings(piece.column(settings.text_column), "text", bad)
     pairs = None
     if settings.pair_column is not None:
-        pair_column = piece.column(settings.pair_column)
-        pairs = pair_column.to_pylist()
-        if pair_column.null_count:
-            for i in range(n):
-                if pairs[i] is None:
-                    bad.setdefault(i, "null pair")
+        pairs = _strings(piece.column(settings.pair_column), "pair", bad)
     return texts, pairs, bad
 
 
@@ -379,7 +408,7 @@ def encode_shard(task: ShardTask, report: Report) -> ShardResult:
             task.schema,
             settings.compression,
             task.key,
-            digest_file=task.digest_file,
+            record_file=task.record_file,
         ) as sink,
         UnchangedInput(task.path, task.stat) as source,
     ):
@@ -392,6 +421,7 @@ def encode_shard(task: ShardTask, report: Report) -> ShardResult:
             if ends_row_group:
                 sink.write(pa.Table.from_batches(pending, schema=schema))
                 pending = []
+        sink.record = {"bad_rows": state.stats.bad_rows}
         row_groups_out = sink.row_groups
     stats = state.stats
     if stats.bad_rows > BAD_ROWS_LOGGED:

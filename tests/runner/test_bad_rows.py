@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -79,3 +80,48 @@ def test_empty_strings_are_not_bad_rows(tmp_path: Path) -> None:
     assert code == 0, output
     ids = pq.read_table(tmp_path / "out" / "a.parquet")["input_ids"].to_pylist()
     assert ids == oracle_ids(["", " ", "x"])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_invalid_utf8_in_a_string_column_is_a_bad_row(tmp_path: Path, workers: int) -> None:
+    """Other writers store bytes that are not UTF-8 in string columns; such a row is a bad
+    row (named by file and row), and neither the pre-warm nor the shard stops on it."""
+    raw = [t.encode() for t in texts(40, seed=4)]
+    raw[7] = b"caf\xe9 \xff\xfe"
+    column = pa.array(raw, pa.binary()).view(pa.string())
+    path = tmp_path / "in" / "a.parquet"
+    path.parent.mkdir()
+    pq.write_table(pa.table({"text": column}), path, row_group_size=20)
+    job = basic_job(tmp_path, run__workers=workers)
+    code, output = invoke("run", job)
+    assert code == 3, output
+    assert "a.parquet row 7: invalid UTF-8 in the text" in output
+    report = summary(tmp_path / "out")
+    assert report["bad_rows"]["count"] == 1
+    assert report["bad_rows"]["by_reason"] == {"invalid UTF-8 in the text": 1}
+    ids = pq.read_table(tmp_path / "out" / "a.parquet")["input_ids"].to_pylist()
+    good = [t.decode() for i, t in enumerate(raw) if i != 7]
+    assert ids[7] is None
+    assert ids[:7] + ids[8:] == oracle_ids(good)
+
+
+def test_a_rerun_still_reports_the_bad_rows_its_outputs_hold(job: Path) -> None:
+    out = job.parent / "out"
+    for c in ("b.parquet", "c.parquet"):  # one-shard and multi-shard files
+        write_parquet(job.parent / "in" / c, [None, *texts(30, seed=5), None], row_group_size=8)
+    code, output = invoke("run", job, "--set", "run.shard_mb=0.0005")
+    assert code == 3, output
+    assert summary(out)["bad_rows"]["count"] == len(NULL_ROWS) + 4
+    for rerun in range(2):  # nothing to do, then one file changed
+        if rerun:
+            write_parquet(job.parent / "in" / "b.parquet", texts(10, seed=6))
+        code, output = invoke("run", job, "--set", "run.shard_mb=0.0005")
+        assert code == 3, output
+        report = summary(out)
+        assert report["status"] == "success_with_bad_rows"
+        expected = len(NULL_ROWS) + 4 - 2 * rerun
+        assert report["bad_rows"]["count"] == expected
+        assert report["bad_rows"]["from_earlier_runs"] == expected
+        assert f"{expected} bad rows" in output
+        code, output = invoke("status", job, "--set", "run.shard_mb=0.0005")
+        assert code == 0 and f"bad rows {expected}" in output
