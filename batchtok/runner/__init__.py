@@ -23,6 +23,7 @@ from .errors import (
     InvalidValue,
     JobError,
     LockHeld,
+    LockLost,
     RunnerError,
 )
 from .exit_codes import (
@@ -52,6 +53,7 @@ __all__ = [
     "Job",
     "JobError",
     "LockHeld",
+    "LockLost",
     "RunResult",
     "RunnerError",
     "load_job",

@@ -16,7 +16,7 @@ import click
 from . import exit_codes as codes
 from .errors import JobError
 from .job import COMMAND_LINE, load_job, parse_override, settings_table
-from .lock import current_holder
+from .lock import current_holder, unfinished_run
 from .prepare import plan_job, state_dir
 from .run import run_job
 from .summary import SUMMARY_NAME
@@ -211,9 +211,11 @@ def status(job, as_json) -> None:
     """Say whether JOB_FILE is running now, and how its last run ended.
 
     Reads the lock and OUTPUT_DIR/_batchtok_summary.json; touches nothing. Exits 0 if the
-    last run succeeded (or with bad rows), 1 if it failed or there was none.
+    last run succeeded (or with bad rows), 1 if it failed, did not finish (killed) or there
+    was none.
     """
     holder = current_holder(state_dir(job) / "lock")
+    unfinished = unfinished_run(state_dir(job) / "lock")
     summary_path = job.output_dir / SUMMARY_NAME
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
@@ -224,6 +226,7 @@ def status(job, as_json) -> None:
             json.dumps(
                 {
                     "running": holder.__dict__ if holder else None,
+                    "unfinished_run": unfinished.__dict__ if unfinished else None,
                     "last_run": summary,
                 },
                 indent=2,
@@ -231,6 +234,12 @@ def status(job, as_json) -> None:
         )
     else:
         click.echo(f"running: {holder.describe() if holder else 'no'}")
+        if unfinished is not None:
+            click.echo(
+                f"last run: did not finish ({unfinished.describe()} ended without releasing "
+                "the lock: killed?); outputs may be stale or missing: run the job again"
+            )
+            click.echo("before it:")
         if summary is None:
             click.echo(f"last run: none ({summary_path} not found)")
         elif "shards" not in summary:
@@ -251,9 +260,14 @@ def status(job, as_json) -> None:
             )
             for failure in summary.get("failures", [])[:5]:
                 click.echo(f"  failed: {failure.get('task')}: {failure.get('error')}")
-    ok = summary is not None and summary.get("exit_code") in (
-        codes.EXIT_OK,
-        codes.EXIT_OK_WITH_BAD_ROWS,
+    ok = (
+        unfinished is None
+        and summary is not None
+        and summary.get("exit_code")
+        in (
+            codes.EXIT_OK,
+            codes.EXIT_OK_WITH_BAD_ROWS,
+        )
     )
     sys.exit(codes.EXIT_OK if ok else codes.EXIT_FAILURE)
 

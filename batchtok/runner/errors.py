@@ -67,6 +67,13 @@ class LockHeld(RunnerError):
     exit_code = codes.EXIT_LOCKED
 
 
+class LockLost(RunnerError):
+    """The lock file was deleted or replaced during the run: another run may hold a new one,
+    so this run stops before publishing anything else; the message says so."""
+
+    stops_run = True
+
+
 class BadRowError(RunnerError):
     """A bad row under ``bad_rows = "fail"``; the message names the file and the row."""
 

@@ -137,9 +137,17 @@ def _optional_column(value: Any) -> str:
 TRUNCATION_WORDS = ("tokenizer", "none")
 
 
+MAX_LENGTH_LIMIT = 2**31 - 1  # the token-count column is int32
+
+
 def _max_length(value: Any) -> int | str:
     if value in TRUNCATION_WORDS:
         return value
+    if isinstance(value, int) and not isinstance(value, bool) and value > MAX_LENGTH_LIMIT:
+        raise InvalidValue(
+            f'expected at most {MAX_LENGTH_LIMIT} ids (the token counts are int32; "none" '
+            f"turns truncation off) (got {_shown(value)})"
+        )
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return value
     hint = ' ("none" turns truncation off)' if value == 0 else ""

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import LockHeld
+from .errors import LockHeld, LockLost
+
+ACQUIRE_TRIES = 5
 
 
 @dataclass
@@ -91,7 +93,40 @@ class RunLock:
         return b"".join(chunks).decode("utf-8", "replace").strip()
 
     def acquire(self) -> RunLock:
+        """Take the lock; the path must still name the locked file once it is taken (a file
+        deleted by hand meanwhile would be a lock nobody else sees): else try again."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(ACQUIRE_TRIES):
+            self._acquire_once()
+            if self.holds_path():
+                break
+            self._close()
+        else:
+            raise LockHeld(f"{self.path} keeps being replaced; is another run starting?")
+        record: dict[str, Any] = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "job": self.job,
+        }
+        assert self.fd is not None
+        os.ftruncate(self.fd, 0)
+        os.lseek(self.fd, 0, os.SEEK_SET)
+        os.write(self.fd, json.dumps(record).encode() + b"\n")
+        os.fsync(self.fd)
+        return self
+
+    def identity(self) -> tuple[int, int]:
+        """(device, inode) of the file this lock holds."""
+        assert self.fd is not None
+        held = os.fstat(self.fd)
+        return held.st_dev, held.st_ino
+
+    def holds_path(self) -> bool:
+        """Whether the lock's path still names the file this lock holds."""
+        return self.fd is not None and names(self.path, self.identity())
+
+    def _acquire_once(self) -> None:
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         use_content = False
         try:
@@ -119,17 +154,6 @@ class RunLock:
                     "has no flock, so if that run is gone, delete the file"
                 )
             self.stale = previous
-        record: dict[str, Any] = {
-            "pid": os.getpid(),
-            "host": socket.gethostname(),
-            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "job": self.job,
-        }
-        os.ftruncate(self.fd, 0)
-        os.lseek(self.fd, 0, os.SEEK_SET)
-        os.write(self.fd, json.dumps(record).encode() + b"\n")
-        os.fsync(self.fd)
-        return self
 
     def release(self) -> None:
         if self.fd is None:
@@ -150,6 +174,37 @@ class RunLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def names(path: Path | str, identity: tuple[int, int]) -> bool:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == identity
+
+
+def check_lock(path: Path | str, identity: tuple[int, int]) -> None:
+    """Raise :class:`LockLost` unless ``path`` still names the locked file ``identity``;
+    called before anything is published (by the workers too)."""
+    if not names(path, identity):
+        raise LockLost(
+            f"{path} was deleted or replaced during the run, so another run could start beside "
+            "this one; this run stops (completed shards are kept): do not delete the lock "
+            "file, run the job again"
+        )
+
+
+def unfinished_run(path: Path) -> Holder | None:
+    """The run that took the lock and ended without releasing it (killed), if the lock is
+    free now: a finished run empties the file, a killed one leaves its name in it."""
+    if current_holder(path) is not None:
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return Holder.parse(f.read())
+    except OSError:
+        return None
 
 
 def current_holder(path: Path) -> Holder | None:

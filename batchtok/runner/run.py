@@ -24,6 +24,7 @@ footers and records, nothing else.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import shutil
@@ -35,12 +36,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from .cache import Records, RowGroupHash, memo_hashes, remember_hashes, stat_of
-from .encode import configure_tokenizer
-from .errors import JobError, LockHeld
+from .encode import configure_tokenizer, remember_facts
+from .errors import JobError, LockHeld, LockLost
 from .executor import Event, LocalExecutor
+from .exit_codes import EXIT_FAILURE
 from .inputs import InputFile
 from .job import Job
-from .lock import RunLock
+from .lock import RunLock, check_lock
 from .output import use_returning_memory_pool
 from .plan import FileState, hash_spec, orphan_outputs, record_output, remove_part, resolve
 from .prepare import Prepared, prepare, state_dir
@@ -118,22 +120,46 @@ class _Run:
         self.stopping = ""  # why the run stopped dispatching, if it did
         self.workers = job.workers or available_cores()
         self.memory_pool = ""
+        self.lock: RunLock | None = None
 
     # -- top level ----------------------------------------------------------------------
 
     def execute(self) -> RunResult:
         job = self.job
         self.memory_pool = use_returning_memory_pool()
+        cores = available_cores()
+        if self.workers > cores:
+            log.warning(
+                "run.workers = %d, but this machine gives the run %d cores: using %d workers",
+                self.workers,
+                cores,
+                cores,
+                extra={"event": "workers_capped"},
+            )
+            self.workers = cores
+        # Validate before taking the lock: a refused job writes nothing anywhere.
+        earlier_runs = self.sdir.is_dir()
+        try:
+            self.prep = prepare(job, remember=False)
+        except JobError as exc:
+            if earlier_runs and not any(p.key == "output.dir" for p in exc.problems):
+                self._record_refusal(exc)
+            raise
         try:
             lock = RunLock(self.sdir / "lock", job=str(job.file or job.name)).acquire()
         except LockHeld as exc:
             log.error("%s; nothing was run", exc, extra={"event": "locked"})
             return RunResult(exc.exit_code, {"status": "locked", "message": str(exc)})
         except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                message = f"no space left on device for {self.sdir / 'lock'}; nothing was run"
+                log.error("%s: free some space and run again", message)
+                return RunResult(EXIT_FAILURE, {"status": "failed", "message": message})
             raise JobError(
                 [job.problem("output.dir", f"cannot create {self.sdir}: {exc.strerror or exc}")],
                 str(job.file or ""),
             ) from exc
+        self.lock = lock
         previous = _install_sigterm()
         try:
             if lock.stale is not None:
@@ -148,6 +174,18 @@ class _Run:
             with contextlib.suppress(ValueError):
                 signal.signal(signal.SIGTERM, previous)
             self._clear_tmp()
+            lock.release()
+
+    def _record_refusal(self, exc: JobError) -> None:
+        """An output directory of earlier runs says this run was refused (``batchtok
+        status`` must not show the previous result), if no other run holds it."""
+        try:
+            lock = RunLock(self.sdir / "lock", job=str(self.job.file or self.job.name)).acquire()
+        except (LockHeld, OSError):
+            return
+        try:
+            write_summary(invalid_summary(self.job, exc), self.job.output_dir, self.sdir)
+        finally:
             lock.release()
 
     def _work_and_summarize(self) -> RunResult:
@@ -173,7 +211,8 @@ class _Run:
             memory_pool=self.memory_pool,
         )
         log_summary(summary, self.stats)
-        write_summary(summary, self.job.output_dir, self.sdir)
+        if self.lock is None or self.lock.holds_path():
+            write_summary(summary, self.job.output_dir, self.sdir)
         return RunResult(summary["exit_code"], summary)
 
     def _clear_tmp(self) -> None:
@@ -183,7 +222,10 @@ class _Run:
 
     def _work(self) -> None:
         job = self.job
-        self.prep = prep = prepare(job, remember=True)
+        prep = self.prep
+        assert prep is not None
+        if prep.tokenizer is not None:  # loaded to learn its facts: remember them
+            remember_facts(self.sdir, prep.facts)
         self.states = prep.states
         for warning in prep.warnings:
             log.warning("%s", warning)
@@ -200,7 +242,7 @@ class _Run:
             return
         tok = prep.loaded_tokenizer()
         configure_tokenizer(tok, job, prep.facts)
-        prepare_workers(tok, prep.facts, encode_settings(job))
+        prepare_workers(tok, prep.facts, encode_settings(job), self._lock_state())
         log.info(
             "job %s: %d files, %d shards, %d workers (fork), tokenizer %s",
             job.name,
@@ -240,7 +282,7 @@ class _Run:
         if need_hash:
             # Workers without a tokenizer: an input whose stat changed but not its content
             # (touched, copied back) costs a hash, not a tokenizer load.
-            prepare_workers(None, None, encode_settings(self.job))
+            prepare_workers(None, None, encode_settings(self.job), self._lock_state())
             self.session.for_workers()
             with LocalExecutor(self.workers) as executor:
                 self._hash_phase(executor, need_hash)
@@ -290,6 +332,7 @@ class _Run:
 
     def _drive(self, executor: LocalExecutor, on_done) -> None:
         for event in executor.events():
+            self._check_lock(executor)
             if event is None:
                 self.progress.tick()
                 continue
@@ -300,6 +343,22 @@ class _Run:
                 on_done(event)
             else:
                 self._failed(executor, event)
+
+    def _lock_state(self) -> tuple[str, tuple[int, int]] | None:
+        return None if self.lock is None else (str(self.lock.path), self.lock.identity())
+
+    def _check_lock(self, executor: LocalExecutor) -> None:
+        """Stop dispatching if the lock file was deleted or replaced (another run may have
+        started beside this one); the workers check it too before publishing a file."""
+        if self.lock is None or self.stopping or self.lock.holds_path():
+            return
+        try:
+            check_lock(self.lock.path, self.lock.identity())
+        except LockLost as exc:
+            self.stopping = str(exc)
+            self.stats.failures.append({"task": "run", "error": str(exc)})
+            log.error("%s", exc, extra={"event": "lock_lost"})
+            executor.cancel_pending()
 
     def _failed(self, executor: LocalExecutor, event: Event) -> None:
         task, failure = event.task, event.payload

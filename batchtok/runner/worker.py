@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 from .cache import RowGroupHash, file_xxh3, hash_row_groups, stat_key
 from .encode import Encoder, SpecialCounter, TokenizerFacts
 from .errors import BadRowError, CorruptFileError, InputChangedError
+from .lock import check_lock
 from .output import AtomicParquet, copy_row_groups, ids_arrays
 from .stats import ShardStats
 
@@ -54,10 +55,21 @@ _STATE: dict[str, Any] = {}
 
 
 def prepare_workers(
-    tok: Tokenizer | None, facts: TokenizerFacts | None, settings: EncodeSettings
+    tok: Tokenizer | None,
+    facts: TokenizerFacts | None,
+    settings: EncodeSettings,
+    lock: tuple[str, tuple[int, int]] | None = None,
 ) -> None:
-    """Set what encode tasks use; call in the parent before forking the workers."""
-    _STATE.update(tokenizer=tok, facts=facts, settings=settings)
+    """Set what encode tasks use; call in the parent before forking the workers. ``lock``:
+    the run lock's path and (device, inode), checked before each file is published."""
+    _STATE.update(tokenizer=tok, facts=facts, settings=settings, lock=lock)
+
+
+def _publish_guard() -> None:
+    """Raise LockLost if the run's lock file was deleted or replaced (see :mod:`.lock`)."""
+    lock = _STATE.get("lock")
+    if lock is not None:
+        check_lock(*lock)
 
 
 def prewarm(tok: Tokenizer, text_column: str, add_special_tokens: bool, paths: list[str]) -> None:
@@ -409,6 +421,7 @@ def encode_shard(task: ShardTask, report: Report) -> ShardResult:
             settings.compression,
             task.key,
             record_file=task.record_file,
+            guard=_publish_guard,
         ) as sink,
         UnchangedInput(task.path, task.stat) as source,
     ):
@@ -470,7 +483,9 @@ TaskResult = HashResult | ShardResult | JoinResult
 
 def assemble_file(task: AssembleTask, report: Report) -> JoinResult:
     """Write ``task.dest`` from row groups of parts and of the previous output, in order."""
-    with AtomicParquet(task.dest, task.tmp_dir, task.schema, task.compression, task.tag) as sink:
+    with AtomicParquet(
+        task.dest, task.tmp_dir, task.schema, task.compression, task.tag, guard=_publish_guard
+    ) as sink:
         for source, first, end, digest in task.sources:
             if digest and file_xxh3(source) != digest:
                 raise CorruptFileError(

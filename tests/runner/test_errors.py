@@ -19,6 +19,7 @@ from batchtok.runner.errors import (
     InvalidValue,
     JobError,
     LockHeld,
+    LockLost,
     Problem,
     RunnerError,
 )
@@ -32,6 +33,7 @@ EXIT_CODES = {
     DiskFullError: codes.EXIT_FAILURE,
     CorruptFileError: codes.EXIT_FAILURE,
     InputChangedError: codes.EXIT_FAILURE,
+    LockLost: codes.EXIT_FAILURE,
 }
 
 
@@ -48,8 +50,8 @@ def test_every_runner_error_has_its_exit_code() -> None:
         assert cls.exit_code == code, cls.__name__
 
 
-def test_only_bad_rows_and_a_full_disk_stop_the_run() -> None:
-    assert {cls for cls in EXIT_CODES if cls.stops_run} == {BadRowError, DiskFullError}
+def test_only_bad_rows_a_full_disk_and_a_lost_lock_stop_the_run() -> None:
+    assert {cls for cls in EXIT_CODES if cls.stops_run} == {BadRowError, DiskFullError, LockLost}
 
 
 def test_job_error_is_the_package_level_name_and_lists_its_problems() -> None:
