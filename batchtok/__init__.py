@@ -19,7 +19,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .tokenizer import Encoding, Tokenizer
+    from .encoding import Encoding
+    from .tokenizer import Tokenizer
 
 
 def __getattr__(name: str):

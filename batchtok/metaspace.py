@@ -14,7 +14,17 @@ prepend applies) and ``skip_if_leading`` (whether a leading replacement suppress
 
 from __future__ import annotations
 
+from typing import SupportsIndex, TypeAlias
+
+from .utils.spec import Spec
+
 PREPEND_SCHEMES = ("always", "first", "never")
+
+# How many leading chars of a text (a fragment between added tokens, or its first piece) stem
+# from offset 0 of the input. An int (a bool for "all or nothing"), or the added vocabulary's
+# LeadingCount, which computes the exact count only when asked: only prepend_scheme "first"
+# looks at it, through its truth value or operator.index.
+AtStart: TypeAlias = SupportsIndex
 
 
 class Metaspace:
@@ -36,7 +46,7 @@ class Metaspace:
         self.split = split
         self.skip_if_leading = skip_if_leading
 
-    def apply(self, text: str, at_start: bool) -> str:
+    def apply(self, text: str, at_start: AtStart) -> str:
         """The transformed text; ``at_start``: the text begins at offset 0 of the input."""
         if not text:
             return text
@@ -48,7 +58,7 @@ class Metaspace:
             return out
         return r + out
 
-    def pieces(self, text: str, at_start: bool) -> list[str]:
+    def pieces(self, text: str, at_start: AtStart) -> list[str]:
         """Transform, then split before each replacement char if ``split`` (MergedWithNext)."""
         out = self.apply(text, at_start)
         if not self.split or not out:
@@ -96,3 +106,19 @@ class Metaspace:
             f"Metaspace({self.replacement!r}, prepend_scheme={self.prepend_scheme}, "
             f"split={self.split}{extra})"
         )
+
+
+def read_metaspace(spec: Spec) -> Metaspace:
+    """The Metaspace fields, shared by the pre-tokenizer and the decoder."""
+    replacement = spec.string("replacement")
+    if len(replacement) != 1:
+        raise spec.fail("replacement", replacement, "expected exactly one character")
+    scheme = spec.choice("prepend_scheme", ("always", "first", "never"), "always")
+    split = spec.boolean("split", True)
+    legacy = spec.boolean("add_prefix_space", None)
+    spec.raw("str_rep", None)  # legacy, ignored by tokenizers too
+    if legacy is False and scheme != "never":
+        raise spec.fail(
+            "add_prefix_space", False, "add_prefix_space does not match declared prepend_scheme"
+        )
+    return Metaspace(replacement, scheme, split)

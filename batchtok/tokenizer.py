@@ -13,30 +13,27 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 
-import regex
-
-from .added_tokens import AddedVocabulary, read_added_tokens
+from .added_vocabulary import AddedVocabulary, read_added_tokens
 from .decoders import Decoder, read_decoder
+from .encoding import Encoding
 from .errors import EncodeError, TokenizerFileError
+from .metaspace import AtStart
 from .models import BPE, Model, read_model
+from .models.bpe_boundary import BoundarySplitter
 from .normalizers import Normalizer, read_normalizer
-from .pre_tokenizers import PreTokenizer, Split, read_pre_tokenizer, split_and_map
-from .processors import (
+from .padding import Padding, read_padding
+from .pre_tokenizers import PreTokenizer, read_pre_tokenizer
+from .pre_tokenizers.splitter import compile_splitter, split_and_map
+from .processors import PostProcessor, default_process, read_post_processor
+from .truncation import (
     STRATEGY_NAMES,
-    USIZE_MAX,
-    Encoding,
-    Padding,
-    PostProcessor,
     Truncation,
-    default_process,
     effective_max_length,
-    read_padding,
-    read_post_processor,
     read_truncation,
     truncate_encodings,
     truncate_ids,
 )
-from .utils.spec import Spec
+from .utils.spec import USIZE_MAX, Spec
 
 TOP_LEVEL_KEYS = (
     "version",
@@ -115,11 +112,11 @@ class Tokenizer:
         )
         self.encode_special_tokens = False
         splitter, self._piece_map = split_and_map(pre_tokenizer)
-        self._split = _compile_splitter(splitter)
+        self._split = compile_splitter(splitter)
         # Byte-level files are split fine by their regex; the others may send a whole text
         # to BPE as one word.
         boundary = (
-            _BoundarySplitter.for_model(model)
+            BoundarySplitter.for_model(model)
             if isinstance(model, BPE) and self._piece_map is None
             else None
         )
@@ -612,125 +609,15 @@ def _check_usize(name: str, value: object, limit: int = USIZE_MAX) -> None:
         raise OverflowError(f"{name}={value} is not an unsigned integer the library accepts")
 
 
-def _compile_splitter(splitter: PreTokenizer | None) -> Callable[[str, bool], list[str]]:
-    """A function (fragment, at_start) -> pieces, skipping stages that cannot change anything."""
-    from .pre_tokenizers import Sequence as PreSequence
-    from .pre_tokenizers import _SplitOnly
-
-    stages = splitter.pretokenizers if isinstance(splitter, PreSequence) else [splitter]
-    stages = [
-        s
-        for s in stages
-        if s is not None
-        and not (
-            isinstance(s, _SplitOnly)
-            and not s.byte_level.add_prefix_space
-            and not s.byte_level.use_regex
-        )
-    ]
-    if not stages:
-        return lambda text, at_start: [text] if text else []
-    if len(stages) == 1 and isinstance(stages[0], Split):
-        split_one = stages[0].split_one
-        return lambda text, at_start: split_one(text)
-    if len(stages) == 1:
-        only = stages[0]
-        return lambda text, at_start: only.pre_tokenize([text], at_start)
-    sequence = PreSequence(stages)
-    return lambda text, at_start: sequence.pre_tokenize([text], at_start)
-
-
 def _with_boundary_split(
-    split: Callable[[str, bool], list[str]], splitter: _BoundarySplitter
-) -> Callable[[str, bool], list[str]]:
+    split: Callable[[str, AtStart], list[str]], splitter: BoundarySplitter
+) -> Callable[[str, AtStart], list[str]]:
     boundary = splitter.split
 
-    def run(text: str, at_start: bool) -> list[str]:
+    def run(text: str, at_start: AtStart) -> list[str]:
         out: list[str] = []
         for piece in split(text, at_start):
             out += boundary(piece)
         return out
 
     return run
-
-
-class _BoundarySplitter:
-    """Cut a word where BPE provably merges the two sides independently (checked at load time).
-
-    Enabled only when no merge involves a byte-fallback token or the unk token, so every
-    symbol spanning a cut would be a vocab token whose text occurs in the word. Two kinds of
-    cuts:
-
-    * around *isolated* chars: a char that is a token on its own and occurs in no longer
-      token, or (with byte fallback over all 256 bytes) a char that is not in the vocab, can
-      never be merged with a neighbour;
-    * before each run of ``mark`` (U+2581): a symbol spanning it would be a "crossing" token,
-      a non-mark char followed by the mark. Where the vocab has such tokens, a cut is kept
-      whole wherever one of them occurs in the word across it.
-
-    Each part then goes through the piece cache on its own.
-    """
-
-    @staticmethod
-    def for_model(model: BPE) -> _BoundarySplitter | None:
-        if model.prefix or model.suffix:
-            return None
-        special = {model.vocab[t] for t in model.byte_token_strings() if t in model.vocab}
-        if model.unk_token in model.vocab:
-            special.add(model.vocab[model.unk_token])
-        if special and any(
-            key // model.stride in special or key % model.stride in special for key in model.pairs
-        ):
-            return None
-        return _BoundarySplitter(model)
-
-    def __init__(self, model: BPE, mark: str = "\u2581") -> None:
-        vocab = model.vocab
-        in_longer = set("".join(t for t in vocab if len(t) > 1))
-        has_all_bytes = model.byte_fallback and all(t in vocab for t in model.byte_token_strings())
-        self.mark = mark if mark in vocab else ""
-        if has_all_bytes:
-            isolated = "[^" + _char_class(in_longer) + "]"
-            joined = "[" + _char_class(in_longer - {mark}) + "]"
-        else:
-            lone = {t for t in vocab if len(t) == 1} - in_longer - {mark}
-            isolated = "[" + _char_class(lone) + "]" if lone else ""
-            joined = "[^" + _char_class(lone | {mark}) + "]"
-        m = re.escape(self.mark)
-        alternatives = [f"{m}*{joined}+", f"{m}+"] if self.mark else [f"{joined}+"]
-        if isolated:
-            alternatives.append(isolated)
-        if not self.mark and not isolated:
-            self.active = False
-            return
-        self.active = True
-        self._parts = re.compile("|".join(alternatives))
-        crossing_shape = re.compile(f"[^{re.escape(mark)}]{re.escape(mark)}")
-        crossing = [t for t in vocab if mark in t and crossing_shape.search(t)]
-        longest_first = sorted(crossing, key=len, reverse=True)
-        self._crossing = (
-            regex.compile("|".join(map(regex.escape, longest_first)))
-            if crossing and self.mark
-            else None
-        )
-
-    def split(self, word: str) -> list[str]:
-        pieces = self._parts.findall(word)
-        if self._crossing is None or len(pieces) < 2 or not self._crossing.search(word):
-            return pieces
-        unsafe: set[int] = set()
-        for m in self._crossing.finditer(word, overlapped=True):
-            unsafe.update(range(m.start() + 1, m.end()))
-        out = [pieces[0]]
-        at = len(pieces[0])
-        for piece in pieces[1:]:
-            if at in unsafe:
-                out[-1] += piece
-            else:
-                out.append(piece)
-            at += len(piece)
-        return out
-
-
-def _char_class(chars) -> str:
-    return "".join(re.escape(c) for c in sorted(chars))

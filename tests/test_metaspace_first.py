@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batchtok import Tokenizer
-from batchtok.added_tokens import LeadingCount
+from batchtok.added_vocabulary import LeadingCount
 from batchtok.normalizers import Normalizer, Sequence, UnicodeForm, read_normalizer
-from batchtok.precompiled import _GRAPHEME, PrecompiledMap
+from batchtok.normalizers.precompiled import _GRAPHEME, PrecompiledMap
 from tests.oracle import assert_conforms
 from tests.support.adversarial import adversarial_strings
 from tests.support.corpora import sample_docs

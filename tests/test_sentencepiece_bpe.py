@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import batchtok
 from batchtok.metaspace import Metaspace
-from batchtok.tokenizer import _BoundarySplitter
+from batchtok.models.bpe_boundary import BoundarySplitter
 from tests.conftest import load_pair, tokenizer_json
 from tests.oracle import assert_conforms
 from tests.support import adversarial, corpora
@@ -52,7 +52,7 @@ def test_the_two_layouts_differ_where_the_oracle_says():
 def test_both_spellings_load_as_bpe_with_one_metaspace_transform():
     llama, _ = load_pair("llama2")
     mistral, _ = load_pair("llama2-mistral")
-    assert type(llama.model) is type(mistral.model) is batchtok.tokenizer.BPE
+    assert type(llama.model) is type(mistral.model) is batchtok.models.BPE
     assert isinstance(llama.normalizer.metaspace, Metaspace)
     assert isinstance(mistral.pre_tokenizer.metaspace, Metaspace)
 
@@ -237,14 +237,14 @@ def test_boundary_fallbacks_match_the_oracle(name, data):
 
 def test_the_proof_is_applied_or_withheld():
     crossing = batchtok.Tokenizer.from_str(CROSSING)
-    splitter = _BoundarySplitter.for_model(crossing.model)
+    splitter = BoundarySplitter.for_model(crossing.model)
     assert splitter is not None and splitter._crossing is not None  # kept whole where needed
     assert splitter.split("\u2581a\u2581b\u2581a") == ["\u2581a\u2581b", "\u2581a"]
     assert splitter.split("\u2581ac") == ["\u2581a", "c"]  # c occurs in no longer token
     byte_merges = batchtok.Tokenizer.from_str(BYTE_MERGES)
-    assert _BoundarySplitter.for_model(byte_merges.model) is None  # whole-word merge
+    assert BoundarySplitter.for_model(byte_merges.model) is None  # whole-word merge
     llama, _ = load_pair("llama2")
-    assert _BoundarySplitter.for_model(llama.model)._crossing is None  # proof holds
+    assert BoundarySplitter.for_model(llama.model)._crossing is None  # proof holds
 
 
 def test_refuses_add_prefix_space_false_with_a_prepend_scheme():

@@ -124,8 +124,7 @@ def main() -> None:
     lines = [
         '"""Char classes of the built-in pre-tokenizers as `tokenizers` sees them. Generated.',
         "",
-        f"Produced by tools/gen_pre_tokenizer_tables.py from tokenizers "
-        f"{tokenizers.__version__}.",
+        f"Produced by tools/gen_pre_tokenizer_tables.py from tokenizers {tokenizers.__version__}.",
         'RANGES values list code point ranges in hex ("a-b" or "a"), space separated.',
         'SCRIPTS lists "start:class" (hex) at every change of UnicodeScripts class; class 0 is',
         "Any, the others are anonymous script classes numbered in order of first appearance.",

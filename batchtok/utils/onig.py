@@ -116,7 +116,7 @@ def _char(cp: int) -> str:
     return f"\\x{cp:02x}" if cp < 0x100 else (f"\\u{cp:04x}" if cp < 0x10000 else f"\\U{cp:08x}")
 
 
-def _render_ranges(ranges) -> str:
+def render_ranges(ranges) -> str:
     return "".join(_char(a) if a == b else f"{_char(a)}-{_char(b)}" for a, b in ranges)
 
 
@@ -464,9 +464,9 @@ class _Parser:
                     if mode == "native":
                         parts.append(item.native())
                     else:
-                        parts.append(_render_ranges(item.ranges(mode == "ascii")))
+                        parts.append(render_ranges(item.ranges(mode == "ascii")))
                 else:
-                    parts.append(_render_ranges([item]))
+                    parts.append(render_ranges([item]))
             body = "".join(parts)
             if not body:
                 return "[\\s\\S]" if negated else "(?!)"
@@ -519,7 +519,7 @@ def _render_ref(ref: _ClassRef, mode: str) -> str:
     if mode == "native":
         return ref.native()
     ranges = ref.ranges(mode == "ascii")
-    return "[" + _render_ranges(ranges) + "]" if ranges else "(?!)"
+    return "[" + render_ranges(ranges) + "]" if ranges else "(?!)"
 
 
 class OnigPattern:

@@ -16,6 +16,7 @@ from ..errors import TokenizerFileError
 T = TypeVar("T")
 _MISSING: Any = object()
 U32_MAX = 2**32 - 1
+USIZE_MAX = 2**64 - 1
 
 
 class Spec:
@@ -114,3 +115,20 @@ def dispatch(spec: Spec, registry: dict[str, Callable[[Spec], T]], what: str) ->
     component = builder(spec)
     spec.finish()
     return component
+
+
+def read_usize(spec: Spec, key: str, default: Any = _MISSING, *, nullable: bool = False) -> Any:
+    """An unsigned integer field that tokenizers reads as a 64-bit ``usize``."""
+    args = () if default is _MISSING else (default,)
+    value = spec.raw(key, *args)
+    if value is None and nullable:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= USIZE_MAX:
+        raise spec.fail(key, value, "expected an unsigned integer")
+    return value
+
+
+def read_components(spec: Spec, key: str, read: Callable[[object, str], T]) -> list[T]:
+    """The components listed in the array ``key`` (a Sequence's), each read by ``read`` with
+    its JSON path (``normalizer.normalizers[2]``)."""
+    return [read(x, spec.at(key) + f"[{i}]") for i, x in enumerate(spec.array(key))]

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from ._tables.onig import RANGES
 from .errors import TokenizerFileError
-from .normalizers import Normalizer, Sequence
+from .normalizers.base import Normalizer
+from .normalizers.sequence import Sequence
 from .utils.spec import Spec
 
 # Rust's regex `\s` (White_Space), used for lstrip / rstrip.

@@ -1,67 +1,22 @@
-"""Models: one pre-tokenized piece ("word") -> token ids."""
+"""BPE: merges applied by rank to the chars (or byte-fallback tokens) of a word.
+
+:mod:`batchtok.models.bpe_boundary` holds the load-time proof that lets the tokenizer cut long
+words where BPE merges the two sides independently.
+"""
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
-from typing import Any
 
-from .errors import EncodeError, TokenizerFileError
-from .utils.spec import Spec, dispatch, is_u32
+from ..errors import EncodeError, TokenizerFileError
+from ..utils.spec import Spec
+from .base import Model, read_vocab
 
 # Words longer than this (in symbols) merge with a heap: O(n log n) instead of O(n^2).
 _HEAP_THRESHOLD = 256
+
+
 _NEVER = 1 << 62  # the rank of a pair that has no merge
-_REQUIRED: Any = object()
-
-
-class Model:
-    vocab: dict[str, int]
-    vocab_r: dict[int, str]
-    # Whether each token string tokenizers reports is ``vocab_r[id]``; when False (Unigram's
-    # unknown text) the strings come from :meth:`token_strings`.
-    tokens_are_vocab_strings = True
-
-    def tokenize(self, word: str) -> list[int]:
-        raise NotImplementedError
-
-    def token_strings(self, word: str) -> list[str]:
-        """The token strings tokenizers reports for ``word``, one per id of :meth:`tokenize`."""
-        vocab_r = self.vocab_r
-        return [vocab_r[i] for i in self.tokenize(word)]
-
-    def describe(self) -> str:
-        return type(self).__name__
-
-
-def read_vocab(spec: Spec, key: str = "vocab") -> tuple[dict[str, int], dict[int, str]]:
-    vocab = spec.raw(key)
-    if not isinstance(vocab, dict):
-        raise spec.fail(key, vocab, "expected an object mapping token -> id")
-    vocab_r: dict[int, str] = {}
-    for token, token_id in vocab.items():
-        if not is_u32(token_id):
-            raise spec.fail(key, {token: token_id}, "token id must be an unsigned 32-bit integer")
-        other = vocab_r.get(token_id)
-        if other is not None:
-            raise TokenizerFileError(
-                spec.at(key),
-                {other: token_id, token: token_id},
-                "vocab id used twice; which token wins is unspecified in tokenizers",
-            )
-        vocab_r[token_id] = token
-    return vocab, vocab_r
-
-
-def read_usize(spec: Spec, key: str, default: Any = _REQUIRED, *, nullable: bool = False) -> Any:
-    """An unsigned integer field that tokenizers reads as a 64-bit ``usize``."""
-    args = () if default is _REQUIRED else (default,)
-    value = spec.raw(key, *args)
-    if value is None and nullable:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64:
-        raise spec.fail(key, value, "expected an unsigned integer")
-    return value
 
 
 class BPE(Model):
@@ -256,6 +211,31 @@ class BPE(Model):
             flags.append(f"end_of_word_suffix={self.suffix!r}")
         return "BPE(" + ", ".join(flags) + ")"
 
+    @classmethod
+    def from_spec(cls, spec: Spec) -> BPE:
+        dropout = spec.number("dropout", None, nullable=True)
+        if dropout is not None and dropout != 0:
+            reason = (
+                "dropout makes encoding random; batchtok only reproduces deterministic files"
+                if 0 <= dropout <= 1
+                else "Dropout should be between 0 and 1, inclusive"
+            )
+            raise spec.fail("dropout", dropout, reason)
+        vocab, vocab_r = read_vocab(spec)
+        merges = read_merges(spec)
+        return cls(
+            vocab,
+            vocab_r,
+            merges,
+            unk_token=spec.string("unk_token", None, nullable=True),
+            continuing_subword_prefix=spec.string("continuing_subword_prefix", None, nullable=True),
+            end_of_word_suffix=spec.string("end_of_word_suffix", None, nullable=True),
+            fuse_unk=bool(spec.boolean("fuse_unk", False, nullable=True)),
+            byte_fallback=bool(spec.boolean("byte_fallback", False, nullable=True)),
+            ignore_merges=bool(spec.boolean("ignore_merges", False, nullable=True)),
+            where=spec.path,
+        )
+
 
 def _strip_prefix_bytes(token: str, n: int) -> str | None:
     """``token`` without its first ``n`` UTF-8 bytes, as tokenizers slices it (None if it
@@ -269,7 +249,7 @@ def _strip_prefix_bytes(token: str, n: int) -> str | None:
         return None
 
 
-def _read_merges(spec: Spec) -> list[tuple[str, str]]:
+def read_merges(spec: Spec) -> list[tuple[str, str]]:
     raw = spec.array("merges")
     merges: list[tuple[str, str]] = []
     if all(isinstance(m, str) for m in raw):
@@ -292,45 +272,3 @@ def _read_merges(spec: Spec) -> list[tuple[str, str]]:
             )
         merges.append((m[0], m[1]))
     return merges
-
-
-def _bpe(spec: Spec) -> BPE:
-    dropout = spec.number("dropout", None, nullable=True)
-    if dropout is not None and dropout != 0:
-        reason = (
-            "dropout makes encoding random; batchtok only reproduces deterministic files"
-            if 0 <= dropout <= 1
-            else "Dropout should be between 0 and 1, inclusive"
-        )
-        raise spec.fail("dropout", dropout, reason)
-    vocab, vocab_r = read_vocab(spec)
-    merges = _read_merges(spec)
-    return BPE(
-        vocab,
-        vocab_r,
-        merges,
-        unk_token=spec.string("unk_token", None, nullable=True),
-        continuing_subword_prefix=spec.string("continuing_subword_prefix", None, nullable=True),
-        end_of_word_suffix=spec.string("end_of_word_suffix", None, nullable=True),
-        fuse_unk=bool(spec.boolean("fuse_unk", False, nullable=True)),
-        byte_fallback=bool(spec.boolean("byte_fallback", False, nullable=True)),
-        ignore_merges=bool(spec.boolean("ignore_merges", False, nullable=True)),
-        where=spec.path,
-    )
-
-
-# Imported here, not at the top: these modules build on Model and read_vocab above.
-from .models_unigram import read_unigram  # noqa: E402
-from .models_wordlevel import read_wordlevel  # noqa: E402
-from .models_wordpiece import read_wordpiece  # noqa: E402
-
-REGISTRY: dict[str, Callable[[Spec], Model]] = {
-    "BPE": _bpe,
-    "WordPiece": read_wordpiece,
-    "WordLevel": read_wordlevel,
-    "Unigram": read_unigram,
-}
-
-
-def read_model(data: object, path: str) -> Model:
-    return dispatch(Spec(data, path), REGISTRY, "model")

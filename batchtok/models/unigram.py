@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
-from .errors import EncodeError, TokenizerFileError
-from .models import Model, read_usize
-from .utils.json_numbers import as_serde_float
-from .utils.spec import Spec
+from ..errors import EncodeError, TokenizerFileError
+from ..utils.json_numbers import as_serde_float
+from ..utils.spec import Spec, read_usize
+from .base import Model
 
 _MISSING_UNK = "Encountered an unknown token but `unk_id` is missing"
 _UNK_PENALTY = 10.0
@@ -141,41 +141,41 @@ class Unigram(Model):
             flags.append("byte_fallback")
         return "Unigram(" + ", ".join(flags) + ")"
 
-
-def read_unigram(spec: Spec) -> Unigram:
-    """A Unigram model from its JSON object: ``vocab`` ([[piece, score], ...], ids are list
-    positions), ``unk_id`` (null allowed) and ``byte_fallback``."""
-    raw = spec.array("vocab")
-    pieces: list[tuple[str, float]] = []
-    first_id: dict[str, int] = {}
-    for i, entry in enumerate(raw):
-        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
-            raise spec.fail(f"vocab[{i}]", entry, "expected a [piece, score] pair")
-        piece, value = entry
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise spec.fail(f"vocab[{i}]", entry, "score must be a number")
-        try:
-            score = as_serde_float(value)
-        except ValueError as exc:
-            raise spec.fail(f"vocab[{i}]", entry, f"score is not a finite f64 ({exc})") from exc
-        other = first_id.setdefault(piece, i)
-        if other != i:
-            # tokenizers keeps the last id for encoding but counts both in its vocab size,
-            # which moves the ids of added tokens; batchtok's vocab is a mapping.
-            raise TokenizerFileError(
-                spec.at(f"vocab[{i}]"),
-                piece,
-                f"piece also listed at vocab[{other}]; tokenizers then counts one vocab entry "
-                "more than it can look up, which batchtok does not reproduce",
-            )
-        pieces.append((piece, score))
-    unk_id = read_usize(spec, "unk_id", None, nullable=True)
-    if unk_id is not None:
-        if not pieces:
-            raise spec.fail(
-                "unk_id", unk_id, "The vocabulary is empty but at least <unk> is needed"
-            )
-        if unk_id >= len(pieces):
-            raise spec.fail("unk_id", unk_id, "The `unk_id` is larger than vocabulary size")
-    byte_fallback = bool(spec.boolean("byte_fallback", False))
-    return Unigram(pieces, unk_id, byte_fallback)
+    @classmethod
+    def from_spec(cls, spec: Spec) -> Unigram:
+        """A Unigram model from its JSON object: ``vocab`` ([[piece, score], ...], ids are list
+        positions), ``unk_id`` (null allowed) and ``byte_fallback``."""
+        raw = spec.array("vocab")
+        pieces: list[tuple[str, float]] = []
+        first_id: dict[str, int] = {}
+        for i, entry in enumerate(raw):
+            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
+                raise spec.fail(f"vocab[{i}]", entry, "expected a [piece, score] pair")
+            piece, value = entry
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise spec.fail(f"vocab[{i}]", entry, "score must be a number")
+            try:
+                score = as_serde_float(value)
+            except ValueError as exc:
+                raise spec.fail(f"vocab[{i}]", entry, f"score is not a finite f64 ({exc})") from exc
+            other = first_id.setdefault(piece, i)
+            if other != i:
+                # tokenizers keeps the last id for encoding but counts both in its vocab size,
+                # which moves the ids of added tokens; batchtok's vocab is a mapping.
+                raise TokenizerFileError(
+                    spec.at(f"vocab[{i}]"),
+                    piece,
+                    f"piece also listed at vocab[{other}]; tokenizers then counts one vocab entry "
+                    "more than it can look up, which batchtok does not reproduce",
+                )
+            pieces.append((piece, score))
+        unk_id = read_usize(spec, "unk_id", None, nullable=True)
+        if unk_id is not None:
+            if not pieces:
+                raise spec.fail(
+                    "unk_id", unk_id, "The vocabulary is empty but at least <unk> is needed"
+                )
+            if unk_id >= len(pieces):
+                raise spec.fail("unk_id", unk_id, "The `unk_id` is larger than vocabulary size")
+        byte_fallback = bool(spec.boolean("byte_fallback", False))
+        return cls(pieces, unk_id, byte_fallback)

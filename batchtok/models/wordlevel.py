@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .errors import EncodeError
-from .models import Model, read_vocab
-from .utils.spec import Spec
+from ..errors import EncodeError
+from ..utils.spec import Spec
+from .base import Model, read_vocab
 
 _MISSING_UNK = "WordLevel error: Missing [UNK] token from the vocabulary"
 
@@ -27,8 +27,8 @@ class WordLevel(Model):
     def describe(self) -> str:
         return f"WordLevel(vocab={len(self.vocab)}, unk_token={self.unk_token!r})"
 
-
-def read_wordlevel(spec: Spec) -> WordLevel:
-    """A WordLevel model from its JSON object; ``vocab`` and ``unk_token`` are required."""
-    vocab, vocab_r = read_vocab(spec)
-    return WordLevel(vocab, vocab_r, spec.string("unk_token"))
+    @classmethod
+    def from_spec(cls, spec: Spec) -> WordLevel:
+        """A WordLevel model from its JSON object; ``vocab`` and ``unk_token`` are required."""
+        vocab, vocab_r = read_vocab(spec)
+        return cls(vocab, vocab_r, spec.string("unk_token"))

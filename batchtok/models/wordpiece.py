@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .errors import EncodeError
-from .models import Model, read_usize, read_vocab
-from .utils.spec import Spec
+from ..errors import EncodeError
+from ..utils.spec import Spec, read_usize
+from .base import Model, read_vocab
 
 _MISSING_UNK = "WordPiece error: Missing [UNK] token from the vocabulary"
 
@@ -71,17 +71,17 @@ class WordPiece(Model):
             f"max_input_chars_per_word={self.max_input_chars_per_word})"
         )
 
-
-def read_wordpiece(spec: Spec) -> WordPiece:
-    """A WordPiece model from its JSON object; tokenizers requires all four fields."""
-    unk_token = spec.string("unk_token")
-    prefix = spec.string("continuing_subword_prefix")
-    max_chars = read_usize(spec, "max_input_chars_per_word")
-    vocab, vocab_r = read_vocab(spec)
-    return WordPiece(
-        vocab,
-        vocab_r,
-        unk_token=unk_token,
-        continuing_subword_prefix=prefix,
-        max_input_chars_per_word=max_chars,
-    )
+    @classmethod
+    def from_spec(cls, spec: Spec) -> WordPiece:
+        """A WordPiece model from its JSON object; tokenizers requires all four fields."""
+        unk_token = spec.string("unk_token")
+        prefix = spec.string("continuing_subword_prefix")
+        max_chars = read_usize(spec, "max_input_chars_per_word")
+        vocab, vocab_r = read_vocab(spec)
+        return cls(
+            vocab,
+            vocab_r,
+            unk_token=unk_token,
+            continuing_subword_prefix=prefix,
+            max_input_chars_per_word=max_chars,
+        )

@@ -24,7 +24,9 @@ from collections.abc import Iterator
 
 import regex
 
-from ._tables.grapheme import REGEX_FINGERPRINT, REGEX_VERSION, STAND_INS
+from .._tables.grapheme import REGEX_FINGERPRINT, REGEX_VERSION, STAND_INS
+from ..utils.spec import Spec
+from .base import Normalizer, leading_through
 
 # Grapheme segmentation of `regex` (checked against the oracle's unicode-segmentation crate on
 # every code point by tests/test_precompiled.py).
@@ -322,3 +324,26 @@ def decode_charsmap(text: str) -> bytes:
         return base64.b64decode(text.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError) as exc:
         raise CharsmapError(f"not standard base64: {exc}") from exc
+
+
+class Precompiled(Normalizer):
+    """SentencePiece's precompiled charsmap, per grapheme cluster (see :class:`PrecompiledMap`)."""
+
+    def __init__(self, charsmap: Charsmap) -> None:
+        self.map = PrecompiledMap(charsmap)
+
+    def normalize(self, text: str) -> str:
+        return self.map.normalize(text)
+
+    def leading_at_origin(self, text: str, count: int) -> int:
+        return leading_through(self.map.changes(text), count)
+
+    @classmethod
+    def from_spec(cls, spec: Spec) -> Precompiled:
+        text = spec.string("precompiled_charsmap")
+        try:
+            check_regex_tables()
+            return cls(Charsmap(decode_charsmap(text)))
+        except CharsmapError as exc:
+            # tokenizers panics on every one of these
+            raise spec.fail("precompiled_charsmap", text[:40], f"unusable charsmap: {exc}") from exc

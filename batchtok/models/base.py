@@ -1,0 +1,44 @@
+"""The Model interface: one pre-tokenized piece ("word") -> token ids; and the vocab reader."""
+
+from __future__ import annotations
+
+from ..errors import TokenizerFileError
+from ..utils.spec import Spec, is_u32
+
+
+class Model:
+    vocab: dict[str, int]
+    vocab_r: dict[int, str]
+    # Whether each token string tokenizers reports is ``vocab_r[id]``; when False (Unigram's
+    # unknown text) the strings come from :meth:`token_strings`.
+    tokens_are_vocab_strings = True
+
+    def tokenize(self, word: str) -> list[int]:
+        raise NotImplementedError
+
+    def token_strings(self, word: str) -> list[str]:
+        """The token strings tokenizers reports for ``word``, one per id of :meth:`tokenize`."""
+        vocab_r = self.vocab_r
+        return [vocab_r[i] for i in self.tokenize(word)]
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
+def read_vocab(spec: Spec, key: str = "vocab") -> tuple[dict[str, int], dict[int, str]]:
+    vocab = spec.raw(key)
+    if not isinstance(vocab, dict):
+        raise spec.fail(key, vocab, "expected an object mapping token -> id")
+    vocab_r: dict[int, str] = {}
+    for token, token_id in vocab.items():
+        if not is_u32(token_id):
+            raise spec.fail(key, {token: token_id}, "token id must be an unsigned 32-bit integer")
+        other = vocab_r.get(token_id)
+        if other is not None:
+            raise TokenizerFileError(
+                spec.at(key),
+                {other: token_id, token: token_id},
+                "vocab id used twice; which token wins is unspecified in tokenizers",
+            )
+        vocab_r[token_id] = token
+    return vocab, vocab_r

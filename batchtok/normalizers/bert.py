@@ -1,0 +1,82 @@
+"""BertNormalizer: clean text, pad CJK chars, strip accents, lowercase."""
+
+from __future__ import annotations
+
+import re
+
+from .._tables import bert as bert_tables
+from ..utils.spec import Spec
+from .base import Normalizer, per_char
+from .strip import ranges_table
+from .unicode import NFD, Lowercase, UnicodeVersionError
+
+# BertNormalizer's CJK ranges (U+2B820-2B91F is deliberately absent, as in the library).
+_CJK = re.compile(
+    "([\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f"
+    "\U0002b740-\U0002b81f\U0002b920-\U0002ceaf\uf900-\ufaff\U0002f800-\U0002fa1f])"
+)
+
+
+class BertNormalizer(Normalizer):
+    """clean_text, then CJK padding, then NFD + non-spacing-mark removal, then lowercase, with
+    the library's own char classes (read off the oracle)."""
+
+    _clean = {
+        **ranges_table(bert_tables.CLEAN_DELETES, None),
+        **ranges_table(bert_tables.CLEAN_SPACES, " "),
+    }
+    _nonspacing = ranges_table(bert_tables.NONSPACING_MARKS, None)
+
+    def __init__(
+        self, clean_text: bool, handle_chinese_chars: bool, strip_accents: bool, lowercase: bool
+    ) -> None:
+        self.clean_text, self.handle_chinese_chars = clean_text, handle_chinese_chars
+        self.strip_accents, self.lowercase = strip_accents, lowercase
+        self._nfd = NFD() if strip_accents else None
+        self._lower = Lowercase() if lowercase else None
+
+    def normalize(self, text: str) -> str:
+        if self.clean_text:
+            text = text.translate(self._clean)
+        if self.handle_chinese_chars and not text.isascii():
+            text = _CJK.sub(r" \1 ", text)
+        if self._nfd is not None and not text.isascii():
+            text = self._nfd.normalize(text).translate(self._nonspacing)
+        if self._lower is not None:
+            text = self._lower.normalize(text)
+        return text
+
+    def leading_at_origin(self, text: str, count: int) -> int:
+        # The same steps as normalize, each per char except NFD.
+        if self.clean_text:
+            count = len(text[:count].translate(self._clean))
+            text = text.translate(self._clean)
+        if self.handle_chinese_chars:
+            count = len(_CJK.sub(r" \1 ", text[:count]))
+            text = _CJK.sub(r" \1 ", text)
+        if self._nfd is not None:
+            count = self._nfd.leading_at_origin(text, count)
+            text = self._nfd.normalize(text)
+            count = len(text[:count].translate(self._nonspacing))
+        if self._lower is not None:
+            count = per_char(self._lower.normalize, text, count)
+        return count
+
+    def describe(self) -> str:
+        return (
+            f"BertNormalizer(clean_text={self.clean_text}, "
+            f"handle_chinese_chars={self.handle_chinese_chars}, "
+            f"strip_accents={self.strip_accents}, lowercase={self.lowercase})"
+        )
+
+    @classmethod
+    def from_spec(cls, spec: Spec) -> BertNormalizer:
+        clean_text = spec.boolean("clean_text")
+        handle_chinese_chars = spec.boolean("handle_chinese_chars")
+        strip_accents = spec.boolean("strip_accents", None, nullable=True)
+        lowercase = spec.boolean("lowercase")
+        strip = lowercase if strip_accents is None else strip_accents
+        try:
+            return cls(clean_text, handle_chinese_chars, strip, lowercase)
+        except UnicodeVersionError as exc:
+            raise spec.fail("strip_accents", strip_accents, str(exc)) from exc

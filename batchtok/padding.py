@@ -1,0 +1,77 @@
+"""Padding: every encoding of a batch brought to one length, with the pad id on one side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .truncation import DIRECTIONS
+from .utils.spec import Spec, read_usize
+
+if TYPE_CHECKING:
+    from .encoding import Encoding
+
+
+@dataclass(frozen=True)
+class Padding:
+    """Padding parameters, with the Python binding's spellings (``length`` None: the batch's
+    longest encoding)."""
+
+    direction: str = "right"
+    pad_id: int = 0
+    pad_type_id: int = 0
+    pad_token: str = "[PAD]"
+    length: int | None = None
+    pad_to_multiple_of: int | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            "length": self.length,
+            "pad_to_multiple_of": self.pad_to_multiple_of,
+            "pad_id": self.pad_id,
+            "pad_token": self.pad_token,
+            "pad_type_id": self.pad_type_id,
+            "direction": self.direction,
+        }
+
+    def target(self, lengths: list[int]) -> int:
+        """The length every encoding of a batch with these lengths is padded to."""
+        n = self.length if self.length is not None else max(lengths)
+        multiple = self.pad_to_multiple_of
+        if multiple and n % multiple:
+            n += multiple - n % multiple
+        return n
+
+    def pad_encodings(self, encodings: list[Encoding]) -> None:
+        if encodings:
+            target = self.target([len(e) for e in encodings])
+            for e in encodings:
+                e.pad(target, self)
+
+    def pad_ids(self, id_lists: list[list[int]]) -> list[list[int]]:
+        if not id_lists:
+            return id_lists
+        target = self.target([len(ids) for ids in id_lists])
+        pad_id = self.pad_id
+        if self.direction == "left":
+            return [[pad_id] * (target - len(ids)) + ids for ids in id_lists]
+        return [ids + [pad_id] * (target - len(ids)) for ids in id_lists]
+
+
+def read_padding(data: object, path: str) -> Padding:
+    spec = Spec(data, path)
+    strategy = spec.raw("strategy")
+    length = None
+    if isinstance(strategy, dict) and list(strategy) == ["Fixed"]:
+        length = read_usize(Spec(strategy, spec.at("strategy")), "Fixed")
+    elif strategy != "BatchLongest":
+        raise spec.fail("strategy", strategy, 'expected "BatchLongest" or {"Fixed": length}')
+    direction = DIRECTIONS[spec.choice("direction", tuple(DIRECTIONS))]
+    multiple = spec.raw("pad_to_multiple_of", None)
+    if multiple is not None:
+        multiple = read_usize(spec, "pad_to_multiple_of")
+    pad_id = spec.uint("pad_id")
+    pad_type_id = spec.uint("pad_type_id")
+    pad_token = spec.string("pad_token")
+    spec.finish()
+    return Padding(direction, pad_id, pad_type_id, pad_token, length, multiple)

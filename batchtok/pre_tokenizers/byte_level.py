@@ -1,0 +1,64 @@
+"""ByteLevel: optional prefix space, optional GPT-2 split, then bytes shown as GPT-2 chars."""
+
+from __future__ import annotations
+
+from ..metaspace import AtStart
+from ..utils.byte_level import byte_level_map
+from ..utils.spec import Spec
+from .base import PreTokenizer
+from .split import Split
+
+# GPT-2's split pattern, as ByteLevel(use_regex=true) uses it.
+BYTE_LEVEL_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+
+class ByteLevel(PreTokenizer):
+    """Optional prefix space, optional GPT-2 split, then bytes shown as GPT-2 chars."""
+
+    def __init__(self, add_prefix_space: bool, use_regex: bool) -> None:
+        self.add_prefix_space, self.use_regex = add_prefix_space, use_regex
+        self.splitter = Split(BYTE_LEVEL_PATTERN, True, "Isolated", False) if use_regex else None
+
+    def split_only(self, pieces: list[str]) -> list[str]:
+        if self.add_prefix_space:
+            pieces = [p if p.startswith(" ") else " " + p for p in pieces]
+        if self.splitter is not None:
+            pieces = self.splitter.pre_tokenize(pieces)
+        return pieces
+
+    def pre_tokenize(self, pieces: list[str], at_start: AtStart = False) -> list[str]:
+        return [byte_level_map(p) for p in self.split_only(pieces)]
+
+    def split_counted(self, piece: str, count: int, mapped: bool = True) -> list[tuple[str, int]]:
+        if self.add_prefix_space and not piece.startswith(" "):
+            piece = " " + piece
+            count = count + 1 if count else 0  # the space is aligned to the first char
+        spans = self.splitter.piece_spans(piece) if self.splitter is not None else [(0, len(piece))]
+        out = [(piece[a:b], max(0, min(b, count) - a)) for a, b in spans if b > a]
+        if not mapped:
+            return out
+        # each byte's char is aligned to the char it comes from
+        return [(byte_level_map(p), len(p[:c].encode("utf-8"))) for p, c in out]
+
+    def describe(self) -> str:
+        return f"ByteLevel(add_prefix_space={self.add_prefix_space}, use_regex={self.use_regex})"
+
+    @classmethod
+    def from_spec(cls, spec: Spec) -> ByteLevel:
+        add_prefix_space = spec.boolean("add_prefix_space")
+        spec.boolean("trim_offsets")  # offsets only; ids do not depend on it
+        return cls(add_prefix_space, spec.boolean("use_regex", True))
+
+
+class ByteLevelSplit(PreTokenizer):
+    """A ByteLevel's splitting alone, without the byte -> char mapping (see
+    :func:`batchtok.pre_tokenizers.splitter.split_and_map`)."""
+
+    def __init__(self, byte_level: ByteLevel) -> None:
+        self.byte_level = byte_level
+
+    def pre_tokenize(self, pieces: list[str], at_start: AtStart = False) -> list[str]:
+        return self.byte_level.split_only(pieces)
+
+    def split_counted(self, piece: str, count: int) -> list[tuple[str, int]]:
+        return self.byte_level.split_counted(piece, count, mapped=False)

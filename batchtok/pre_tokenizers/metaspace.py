@@ -1,0 +1,32 @@
+"""Metaspace: spaces replaced and prepended per ``prepend_scheme``, optionally split."""
+
+from __future__ import annotations
+
+from ..metaspace import AtStart, read_metaspace
+from ..metaspace import Metaspace as MetaspaceTransform
+from ..utils.spec import Spec
+from .base import PreTokenizer
+
+
+class Metaspace(PreTokenizer):
+    """The Metaspace transform on each piece (see :class:`batchtok.metaspace.Metaspace`)."""
+
+    def __init__(self, metaspace: MetaspaceTransform) -> None:
+        self.metaspace = metaspace
+
+    def pre_tokenize(self, pieces: list[str], at_start: AtStart = False) -> list[str]:
+        out: list[str] = []
+        for i, piece in enumerate(pieces):
+            # at_start is passed on unevaluated: only prepend_scheme "first" looks at it
+            out += self.metaspace.pieces(piece, at_start if i == 0 else False)
+        return out
+
+    def split_counted(self, piece: str, count: int) -> list[tuple[str, int]]:
+        return self.metaspace.pieces_counted(piece, count)
+
+    def describe(self) -> str:
+        return self.metaspace.describe()
+
+    @classmethod
+    def from_spec(cls, spec: Spec) -> Metaspace:
+        return cls(read_metaspace(spec))

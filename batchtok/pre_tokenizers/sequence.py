@@ -1,0 +1,55 @@
+"""Sequence: pre-tokenizers applied in turn, carrying Metaspace "first"'s start count."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+
+from ..metaspace import AtStart
+from ..utils.spec import Spec, read_components
+from .base import PreTokenizer
+from .metaspace import Metaspace
+
+
+class Sequence(PreTokenizer):
+    def __init__(self, pretokenizers: list[PreTokenizer]) -> None:
+        self.pretokenizers = pretokenizers
+        # The stages up to the last one after the first that has a Metaspace "first" run
+        # counting, for each piece, its leading chars that stem from offset 0 of the input.
+        later = [i for i, p in enumerate(pretokenizers) if i and uses_start(p)]
+        self._counted = later[-1] + 1 if later else 0
+
+    def pre_tokenize(self, pieces: list[str], at_start: AtStart = False) -> list[str]:
+        stages = self.pretokenizers
+        if self._counted and pieces:
+            count = operator.index(at_start)
+            if count:
+                counted = [(pieces[0], count)] + [(p, 0) for p in pieces[1:]]
+                for stage in stages[: self._counted]:
+                    counted = [x for p, c in counted for x in stage.split_counted(p, c)]
+                pieces = [p for p, _ in counted]
+                stages = stages[self._counted :]
+            at_start = False
+        for i, p in enumerate(stages):
+            pieces = p.pre_tokenize(pieces, at_start if i == 0 else False)
+        return pieces
+
+    def split_counted(self, piece: str, count: int) -> list[tuple[str, int]]:
+        counted = [(piece, count)]
+        for stage in self.pretokenizers:
+            counted = [x for p, c in counted for x in stage.split_counted(p, c)]
+        return counted
+
+    def describe(self) -> str:
+        return "Sequence[" + ", ".join(p.describe() for p in self.pretokenizers) + "]"
+
+    @classmethod
+    def from_spec(cls, spec: Spec, read: Callable[[object, str], PreTokenizer]) -> Sequence:
+        return cls(read_components(spec, "pretokenizers", read))
+
+
+def uses_start(pre: PreTokenizer) -> bool:
+    """Whether ``pre`` has a Metaspace "first", the one stage that asks where pieces start."""
+    if isinstance(pre, Metaspace):
+        return pre.metaspace.prepend_scheme == "first"
+    return isinstance(pre, Sequence) and any(map(uses_start, pre.pretokenizers))

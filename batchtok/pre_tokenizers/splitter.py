@@ -1,0 +1,59 @@
+"""The pre-tokenizer as the tokenizer runs it: splitting separated from the final mapping.
+
+A pre-tokenizer may end with a per-piece *mapping* that does not split (ByteLevel's byte -> char
+table). :func:`split_and_map` separates that mapping out, so the tokenizer can cache model output
+keyed by the unmapped piece and skip the mapping entirely on a cache hit;
+:func:`compile_splitter` turns the splitting part into one function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..metaspace import AtStart
+from ..utils.byte_level import byte_level_map
+from .base import PreTokenizer
+from .byte_level import ByteLevel, ByteLevelSplit
+from .sequence import Sequence
+from .split import Split
+
+
+def split_and_map(
+    pre: PreTokenizer | None,
+) -> tuple[PreTokenizer | None, Callable[[str], str] | None]:
+    """(splitting part, trailing per-piece mapping) equivalent to ``pre``."""
+    if isinstance(pre, ByteLevel):
+        return ByteLevelSplit(pre), byte_level_map
+    if (
+        isinstance(pre, Sequence)
+        and pre.pretokenizers
+        and isinstance(pre.pretokenizers[-1], ByteLevel)
+    ):
+        *head, last = pre.pretokenizers
+        return Sequence([*head, ByteLevelSplit(last)]), byte_level_map
+    return pre, None
+
+
+def compile_splitter(splitter: PreTokenizer | None) -> Callable[[str, AtStart], list[str]]:
+    """A function (fragment, at_start) -> pieces, skipping stages that cannot change anything."""
+    stages = splitter.pretokenizers if isinstance(splitter, Sequence) else [splitter]
+    stages = [
+        s
+        for s in stages
+        if s is not None
+        and not (
+            isinstance(s, ByteLevelSplit)
+            and not s.byte_level.add_prefix_space
+            and not s.byte_level.use_regex
+        )
+    ]
+    if not stages:
+        return lambda text, at_start: [text] if text else []
+    if len(stages) == 1 and isinstance(stages[0], Split):
+        split_one = stages[0].split_one
+        return lambda text, at_start: split_one(text)
+    if len(stages) == 1:
+        only = stages[0]
+        return lambda text, at_start: only.pre_tokenize([text], at_start)
+    sequence = Sequence(stages)
+    return lambda text, at_start: sequence.pre_tokenize([text], at_start)
