@@ -11,9 +11,17 @@ is not supported on Windows.
 
 Each worker has its own duplex pipe: the parent sends one task at a time and the worker sends
 progress and the result back. No lock is shared between workers, so a worker killed at any
-moment (OOM killer, ``kill -9``) cannot wedge the others: the parent sees its process sentinel,
-reports the task as failed with the exit status, and starts a replacement. The task is not
-retried in the same run (a crash that repeats would only repeat); the next run redoes it.
+moment (OOM killer, ``kill -9``) cannot wedge the others: the parent sees its process sentinel
+and starts a replacement.
+
+**One retry, in a fresh process.** A task whose worker died, or raised an error the runner did
+not expect (a bug, ``MemoryError``, a C extension's failure), is run once more in a newly forked
+worker: the cause may have been the process (memory another task fragmented, the OOM killer
+choosing it, state a previous task left), not the task. A worker that raised is retired rather
+than reused, for the same reason. If the second attempt fails too, the task is reported failed
+and the next run redoes it. The runner's own errors (a bad row under ``bad_rows = "fail"``, an
+input changed, a corrupt file, a full disk, a lost lock) describe the task or the run, not the
+process, and are reported at once. A run that stops dispatching retries nothing.
 
 Tasks and results are small (paths, row-group ranges, counts); the data never crosses a pipe.
 """
@@ -47,19 +55,23 @@ _FATAL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
 class Failure:
     """Why a task failed: ``error`` (one line), ``detail`` (a traceback, for unexpected
     errors), ``fatal`` (the run stops dispatching), ``died`` (the worker process died),
-    ``pid`` (of the worker)."""
+    ``pid`` (of the worker), ``retryable`` (worth a second attempt in a fresh worker),
+    ``retried`` (it was the second)."""
 
     error: str
     detail: str = ""
     fatal: bool = False
     died: bool = False
     pid: int | None = None
+    retryable: bool = False  # another process might succeed (see the module's docstring)
+    retried: bool = False  # this is the second attempt's failure
 
 
 @dataclass
 class Event:
     """``kind``: "progress" (payload: the counts added, a :class:`ShardStats`), "done"
-    (payload: the task's result), "failed" (payload: a :class:`Failure`)."""
+    (payload: the task's result), "failed" (payload: a :class:`Failure`), "retry" (payload:
+    the :class:`Failure` of the first attempt; the task is queued again for a fresh worker)."""
 
     kind: str
     task: Any
@@ -126,8 +138,11 @@ def _worker_main(conn: mpc.Connection, siblings: list[mpc.Connection], parent: i
                 isinstance(exc, OSError) and exc.errno in _FATAL_ERRNOS
             )
             detail = "" if isinstance(exc, (BadRowError, OSError)) else traceback.format_exc()
+            # The runner's own errors describe the task (or the run), not this process.
+            retryable = not isinstance(exc, (RunnerError, KeyboardInterrupt, SystemExit))
+            failure = Failure(_describe(exc), detail, fatal, retryable=retryable and not fatal)
             try:
-                conn.send(("failed", Failure(_describe(exc), detail, fatal)))
+                conn.send(("failed", failure))
             except (OSError, ValueError):
                 return
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
@@ -157,12 +172,17 @@ class _Worker:
 
 @dataclass
 class LocalExecutor:
-    """Run tasks on ``workers`` forked processes; iterate :meth:`events` to drive them."""
+    """Run tasks on ``workers`` forked processes; iterate :meth:`events` to drive them.
+    A task that fails in a way another process might not is run ``retries`` more times, each
+    in a fresh worker."""
 
     workers: int
-    _pending: deque = field(default_factory=deque)
+    retries: int = 1
+    _pending: deque = field(default_factory=deque)  # (task, needs a fresh worker)
     _pool: list[_Worker] = field(default_factory=list)
     _started: int = 0
+    _attempts: dict[int, tuple[Any, int]] = field(default_factory=dict)  # id -> (task, failed)
+    _stopped: bool = False
 
     def __enter__(self) -> LocalExecutor:
         gc.collect()
@@ -175,12 +195,14 @@ class LocalExecutor:
 
     def submit(self, task: Any, first: bool = False) -> None:
         if first:
-            self._pending.appendleft(task)
+            self._pending.appendleft((task, False))
         else:
-            self._pending.append(task)
+            self._pending.append((task, False))
 
     def cancel_pending(self) -> list[Any]:
-        dropped = list(self._pending)
+        """Drop the tasks not started and retry nothing from now on; returns the dropped."""
+        self._stopped = True
+        dropped = [task for task, _ in self._pending]
         self._pending.clear()
         return dropped
 
@@ -201,25 +223,49 @@ class LocalExecutor:
 
     def _dispatch(self) -> None:
         while self._pending:
+            task, fresh = self._pending[0]
             idle = next((w for w in self._pool if w.task is None), None)
+            if fresh and idle is not None:
+                self._retire(idle, stop=True)  # make room for a new process
+                idle = None
             if idle is None:
                 if len(self._pool) >= self.workers:
                     return
                 idle = self._spawn()
-            task = self._pending.popleft()
+            self._pending.popleft()
             idle.task = task
             try:
                 idle.conn.send(task)
             except (OSError, ValueError):
                 idle.task = None
-                self._pending.appendleft(task)
+                self._pending.appendleft((task, fresh))
                 self._retire(idle)
 
-    def _retire(self, worker: _Worker) -> None:
+    def _retry_or_fail(self, task: Any, failure: Failure) -> Event:
+        """The event for a failed attempt: "retry" (queued first, for a fresh worker) while
+        attempts are left, else "failed"."""
+        _, failed = self._attempts.get(id(task), (task, 0))
+        if failure.retryable and failed < self.retries and not self._stopped:
+            self._attempts[id(task)] = (task, failed + 1)  # the task is kept alive with its id
+            self._pending.appendleft((task, True))
+            return Event("retry", task, failure)
+        self._attempts.pop(id(task), None)
+        return Event("failed", task, replace(failure, retried=failed > 0))
+
+    def _retire(self, worker: _Worker, stop: bool = False) -> None:
+        """Take ``worker`` out of the pool; ``stop``: ask an idle one to exit first."""
         if worker in self._pool:
             self._pool.remove(worker)
+        if stop:
+            try:
+                worker.conn.send(None)
+            except (OSError, ValueError):
+                pass
         worker.conn.close()
         worker.process.join(timeout=5)
+        if worker.process.is_alive():
+            worker.process.kill()
+            worker.process.join(timeout=5)
 
     def events(self, tick: float = 0.25) -> Iterator[Event | None]:
         """Dispatch and yield events until nothing is pending or running; ``None`` every
@@ -263,6 +309,13 @@ class LocalExecutor:
             task, worker.task = worker.task, None
             if kind == "failed":
                 payload = replace(payload, pid=worker.process.pid)
+                if payload.retryable:
+                    # whatever went wrong may be in the process: do not give it more work
+                    handled.add(id(worker))
+                    self._retire(worker, stop=True)
+                yield self._retry_or_fail(task, payload)
+                return
+            self._attempts.pop(id(task), None)
             yield Event(kind, task, payload)
 
     def _died(self, worker: _Worker) -> Event:
@@ -279,7 +332,7 @@ class LocalExecutor:
         pid = worker.process.pid
         self._retire(worker)
         error = f"worker process {pid} {how} while running {task.label}"
-        return Event("failed", task, Failure(error, died=True, pid=pid))
+        return self._retry_or_fail(task, Failure(error, died=True, pid=pid, retryable=True))
 
     def shutdown(self) -> None:
         for w in self._pool:

@@ -38,7 +38,7 @@ from typing import IO, Any
 from .cache import Records, RowGroupHash, memo_hashes, remember_hashes, stat_of
 from .encode import configure_tokenizer, remember_facts
 from .errors import JobError, LockHeld, LockLost
-from .executor import Event, LocalExecutor
+from .executor import Event, Failure, LocalExecutor
 from .exit_codes import EXIT_FAILURE
 from .inputs import InputFile
 from .job import Job
@@ -341,6 +341,8 @@ class _Run:
                 self.progress.tick()
             elif event.kind == "done":
                 on_done(event)
+            elif event.kind == "retry":
+                self._retrying(event)
             else:
                 self._failed(executor, event)
 
@@ -360,6 +362,27 @@ class _Run:
             log.error("%s", exc, extra={"event": "lock_lost"})
             executor.cancel_pending()
 
+    def _remove_leftovers(self, failure: Failure) -> None:
+        """A worker that died could not delete its temporary file; its pid names it."""
+        if failure.died:
+            for leftover in self.tmp_dir.glob(f"*.{failure.pid}.parquet.tmp"):
+                with contextlib.suppress(FileNotFoundError):
+                    leftover.unlink()
+
+    def _retrying(self, event: Event) -> None:
+        task, failure = event.task, event.payload
+        self.stats.retries.append({"task": task.label, "file": task.rel, "error": failure.error})
+        log.warning(
+            "%s failed in worker %s: %s; retrying it once in a fresh worker",
+            task.label,
+            failure.pid,
+            failure.error,
+            extra={"event": "retry", "file": task.rel},
+        )
+        if failure.detail:
+            log.warning("%s", failure.detail.rstrip())
+        self._remove_leftovers(failure)
+
     def _failed(self, executor: LocalExecutor, event: Event) -> None:
         task, failure = event.task, event.payload
         rel = task.rel
@@ -368,17 +391,25 @@ class _Run:
             self.progress.shards_failed += 1
         kind = {ShardTask: "shard", HashTask: "hash", AssembleTask: "join"}[type(task)]
         self.stats.failures.append(
-            {"task": task.label, "kind": kind, "file": rel, "error": failure.error}
+            {
+                "task": task.label,
+                "kind": kind,
+                "file": rel,
+                "error": failure.error,
+                "retried": failure.retried,
+            }
         )
+        again = " (and again in a fresh worker)" if failure.retried else ""
         log.error(
-            "%s failed: %s", task.label, failure.error, extra={"event": "failed", "file": rel}
+            "%s failed%s: %s",
+            task.label,
+            again,
+            failure.error,
+            extra={"event": "failed", "file": rel},
         )
         if failure.detail:
             log.error("%s", failure.detail.rstrip())
-        if failure.died:
-            for leftover in self.tmp_dir.glob(f"*.{failure.pid}.parquet.tmp"):
-                with contextlib.suppress(FileNotFoundError):
-                    leftover.unlink()
+        self._remove_leftovers(failure)
         if failure.fatal and not self.stopping:
             self.stopping = failure.error
             dropped = executor.cancel_pending()

@@ -76,6 +76,7 @@ class RunStats:
     cached_bad_rows: int = 0  # bad rows those hold (recorded when they were written)
     files_written: int = 0
     failures: list[dict[str, Any]] = field(default_factory=list)
+    retries: list[dict[str, Any]] = field(default_factory=list)  # first attempts that failed
     failed_files: set[str] = field(default_factory=set)
     hash_seconds: float = 0.0
     encode_seconds: float = 0.0

@@ -112,6 +112,9 @@ def build_summary(
             "failed": stats.failed_shards,
         },
         "failures": stats.failures[:MAX_EXAMPLES],
+        # tasks whose first attempt failed and that were run again in a fresh worker (the
+        # second attempt's outcome is in the counts above, or in "failures")
+        "retries": stats.retries[:MAX_EXAMPLES],
         **_counts(job, stats),
         "peak_worker_rss_mb": round(stats.encoded.peak_rss_mb, 1),
         "parent_rss_mb_at_fork": (
