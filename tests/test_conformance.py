@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.oracle import assert_conforms, assert_same_encoding, assert_same_ids
-from tests.support import adversarial, corpora
+from tests.support import adversarial, corpora, tier
 
 # Special-token strings of every family, whole, partial and nested; leading spaces; text outside
 # every vocab (byte fallback).
@@ -40,20 +40,26 @@ SPECIAL_TEXT = [
 ]
 
 
+# The default tier samples each corpus to these many chars (the full tier takes all of it).
+ENGLISH_CHARS = CODE_CHARS = 300_000
+LANGUAGE_CHARS = 30_000
+
+
 def test_english(real_pair):
     _, ours, ref = real_pair
-    assert_conforms(ours, ref, corpora.english_docs())
+    assert_conforms(ours, ref, tier.docs(corpora.english_docs(), ENGLISH_CHARS, "english"))
 
 
 def test_code(real_pair):
     _, ours, ref = real_pair
-    assert_conforms(ours, ref, corpora.code_docs())
+    assert_conforms(ours, ref, tier.docs(corpora.code_docs(), CODE_CHARS, "code"))
 
 
 @pytest.mark.parametrize("language", sorted(corpora.multilingual_docs()))
 def test_multilingual(real_pair, language):
     _, ours, ref = real_pair
-    assert_conforms(ours, ref, corpora.multilingual_docs()[language])
+    docs = corpora.multilingual_docs()[language]
+    assert_conforms(ours, ref, tier.docs(docs, LANGUAGE_CHARS, language))
 
 
 def test_adversarial(real_pair):
@@ -65,7 +71,7 @@ def test_full_encoding_objects(real_pair):
     """encode() (tokens, type ids, masks), not only the ids fast path."""
     _, ours, ref = real_pair
     samples = SPECIAL_TEXT + adversarial.adversarial_strings()[:200]
-    for text in samples + corpora.sample_docs("english", 20, 4000):
+    for text in samples + corpora.sample_docs("english", tier.count(20, 8), 4000):
         assert_same_encoding(ours, ref, text)
 
 

@@ -6,6 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ALL_FILES, load_pair
+from tests.support.tier import examples
 
 INTERESTING = [
     " ",
@@ -89,7 +90,7 @@ def _check(name: str, s: str) -> None:
 
 def _property(name: str):
     @settings(
-        max_examples=2000,
+        max_examples=examples(2000),
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow],
         database=None,

@@ -1,0 +1,59 @@
+"""The two test tiers: the default one (every component, every fixture file, sampled corpora,
+short hypothesis runs; CI's) and ``--full`` (whole corpora, long hypothesis runs).
+
+``bash tests/run_all.sh --full`` sets ``BATCHTOK_TEST_TIER=full``; anything else is the default
+tier. Tests never branch on the tier themselves: they ask this module how many examples or
+documents to take, so both tiers run the same assertions on more or less data.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Sequence
+
+FULL = os.environ.get("BATCHTOK_TEST_TIER") == "full"
+
+# The default tier runs this share of each hypothesis test's examples (at least MIN_EXAMPLES).
+EXAMPLE_SHARE = 0.2
+MIN_EXAMPLES = 20
+
+
+def examples(full: int) -> int:
+    """Hypothesis ``max_examples`` for a property that runs ``full`` examples in the full tier."""
+    if FULL:
+        return full
+    return min(full, max(MIN_EXAMPLES, round(full * EXAMPLE_SHARE)))
+
+
+def docs(corpus: Sequence[str], budget_chars: int, key: str = "") -> list[str]:
+    """The whole ``corpus`` in the full tier; in the default tier a deterministic random sample of
+    its documents, in corpus order, holding about ``budget_chars`` characters.
+
+    Sampled documents are kept whole (their starts, ends and long runs are what break
+    tokenizers), except that one document larger than the budget is cut to it at a line break.
+    """
+    if FULL:
+        return list(corpus)
+    order = list(range(len(corpus)))
+    random.Random(f"tier:{key}:{len(corpus)}").shuffle(order)
+    chosen: list[int] = []
+    total = 0
+    for i in order:
+        if total >= budget_chars:
+            break
+        chosen.append(i)
+        total += len(corpus[i])
+    out = []
+    for i in sorted(chosen):
+        doc = corpus[i]
+        if len(doc) > budget_chars:
+            cut = doc.rfind("\n", budget_chars // 2, budget_chars)
+            doc = doc[: cut if cut > 0 else budget_chars]
+        out.append(doc)
+    return out
+
+
+def count(full: int, fast: int) -> int:
+    """A count of cases (documents, strings, repeats): ``full`` or ``fast`` by tier."""
+    return full if FULL else min(full, fast)
