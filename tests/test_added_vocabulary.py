@@ -19,16 +19,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batchtok import Tokenizer, TokenizerFileError
-from tests.support.oracle_harness import (
+from tests.support.adversarial import INTERESTING
+from tests.support.oracle import (
     added_token,
     assert_agree,
     byte_level_base,
     compare_decode,
     compare_text,
-    load_pair,
+    pair_from_json,
     text_strategy,
     with_changes,
 )
+from tests.support.tier import examples
 
 # ---------------------------------------------------------------------------------------------
 # Added-token configurations
@@ -185,7 +187,7 @@ ADVERSARIAL = [
 def test_flag_combination(flags, normalizer):
     """All six tokens share one flag combination."""
     tokens = [added(c, flags, 2000 + i) for i, c in enumerate(TOKEN_CONTENTS)]
-    pair = load_pair(config(tokens, normalizer))
+    pair = pair_from_json(config(tokens, normalizer))
     assert_agree(pair, ADVERSARIAL)
     _assert_same_ids_and_vocab(pair, TOKEN_CONTENTS, extra_ids=10)
 
@@ -203,7 +205,7 @@ MIXED_SEEDS = list(range(12))
 def test_mixed_flags(seed, normalizer):
     """Each token with its own (seeded random) flags, and a prefix space on half the seeds."""
     tj = config(_mixed_tokens(seed), normalizer, prefix_space=seed % 2 == 1)
-    assert_agree(load_pair(tj), ADVERSARIAL)
+    assert_agree(pair_from_json(tj), ADVERSARIAL)
 
 
 def test_flag_details_by_hand():
@@ -248,7 +250,7 @@ def test_flag_details_by_hand():
         "ab cd",
     ]
     for normalizer in sorted(NORMALIZERS):
-        assert_agree(load_pair(config(tokens, normalizer)), texts)
+        assert_agree(pair_from_json(config(tokens, normalizer)), texts)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,7 +314,7 @@ def test_overlapping_contents(pattern, normalizer):
     tokens = _overlap_tokens(pattern)
     if normalizer == "lowercase" and pattern[0] in "nS" and pattern[7] in "nS":
         pytest.skip("<a> and <A> would both match <a> (see test_same_pattern_is_refused)")
-    assert_agree(load_pair(config(tokens, normalizer)), OVERLAP_TEXTS)
+    assert_agree(pair_from_json(config(tokens, normalizer)), OVERLAP_TEXTS)
 
 
 def test_same_pattern_is_refused():
@@ -357,7 +359,7 @@ def test_tokens_equal_to_model_vocab_entries():
                 # "hello" and "Hello" would both match "hello" (see test_same_pattern_is_refused)
                 contents = [c for c in contents if c != "Hello"]
             tokens = [added(c, flags, 7) for c in contents]
-            pair = load_pair(config(tokens, normalizer))
+            pair = pair_from_json(config(tokens, normalizer))
             _assert_same_ids_and_vocab(pair, contents)
             texts = ["hello Hello", "Ġthe the ing", "a é Ã©", "<[X]>", "fresh hello", "é"]
             assert_agree(pair, texts + ADVERSARIAL[:30])
@@ -383,7 +385,7 @@ def test_file_ids_are_not_trusted(layout):
     for special in (False, True):
         flags = (special, not special, False, False, False)
         tokens = [added(c, flags, i) for c, i in entries]
-        pair = load_pair(config(tokens))
+        pair = pair_from_json(config(tokens))
         contents = [c for c, _ in entries if c]
         _assert_same_ids_and_vocab(pair, contents)
         texts = [" ".join(contents), "".join(contents)] + [f"x{c}y" for c in contents]
@@ -406,7 +408,7 @@ def test_same_content_with_different_flags():
     for first, second in DUPLICATE_FLAG_VARIANTS:
         for normalizer in ("none", "lowercase"):
             tokens = [added("<dup>", first, 2000), added("<dup>", second, 2001)]
-            pair = load_pair(config(tokens, normalizer))
+            pair = pair_from_json(config(tokens, normalizer))
             _assert_same_ids_and_vocab(pair, ["<dup>"])
             assert_agree(pair, DUPLICATE_TEXTS)
 
@@ -446,7 +448,7 @@ def test_fresh_ids_collide_with_model_ids_after_a_hole():
                 "model": model,
             }
         )
-        pair = load_pair(tj)
+        pair = pair_from_json(tj)
         _assert_same_ids_and_vocab(
             pair, ["a", "b", "c", "d", "ab", "cd", "<x>", "<y>", "<z>", "<w>"]
         )
@@ -515,44 +517,8 @@ def test_encode_special_tokens(seed, normalizer):
 # ---------------------------------------------------------------------------------------------
 # Hypothesis
 
-INTERESTING = (
-    TOKEN_CONTENTS
-    + OVERLAP_CONTENTS
-    + [
-        " ",
-        "  ",
-        "\n",
-        "\t",
-        "\u00a0",
-        "\u3000",
-        "\u200b",
-        "\u2003",
-        "\u0085",
-        "'s",
-        "'",
-        "123",
-        "7",
-        "\u0301",
-        "Σ",
-        "İ",
-        "_",
-        "▁",
-        "<",
-        ">",
-        "[",
-        "]",
-        "x",
-        "Hello",
-        "HELLO",
-        "<TOK>",
-        "[x]",
-        "É",
-        "e\u0301",
-        "sp",
-        " SP",
-        "🙂",
-    ]
-)
+# The shared pieces plus this module's token contents, so that texts hit the added tokens.
+TEXT_PIECES = INTERESTING + TOKEN_CONTENTS + OVERLAP_CONTENTS
 
 
 def _preset_configs() -> list[str]:
@@ -569,13 +535,13 @@ PRESETS = _preset_configs()
 
 
 @settings(
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-@given(index=st.integers(0, len(PRESETS) - 1), text=text_strategy(INTERESTING))
+@given(index=st.integers(0, len(PRESETS) - 1), text=text_strategy(TEXT_PIECES))
 def test_property_presets(index, text):
-    problems = compare_text(load_pair(PRESETS[index]), text)
+    problems = compare_text(pair_from_json(PRESETS[index]), text)
     assert not problems, "\n".join(problems)
 
 
@@ -583,11 +549,11 @@ _SPECIAL_PAIRS: dict[int, tuple] = {}
 
 
 @settings(
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-@given(index=st.integers(0, len(PRESETS) - 1), text=text_strategy(INTERESTING))
+@given(index=st.integers(0, len(PRESETS) - 1), text=text_strategy(TEXT_PIECES))
 def test_property_encode_special_tokens(index, text):
     pair = _SPECIAL_PAIRS.get(index)
     if pair is None:

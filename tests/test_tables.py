@@ -1,4 +1,5 @@
-"""The committed Unicode tables are what the installed oracle says, and the translator uses them."""
+"""The committed Unicode tables (``batchtok/_tables/``, written by ``tools/gen_*_tables.py``) are
+what the installed oracle says, and the pattern translator uses them."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ import pytest
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import Split
 
+from batchtok._tables import bert as _bert_tables
 from batchtok._tables import onig as _onig_tables
+from batchtok._tables import pre_tokenizer as _pre_tokenizer_tables
 from batchtok._tables import unicode as _unicode_tables
 from batchtok.utils.onig import OnigPattern, PatternError
+from tools import gen_bert_tables, gen_pre_tokenizer_tables
 from tools import gen_onig_tables as gen
 
 
@@ -18,6 +22,18 @@ def test_onig_class_tables_match_the_oracle():
 
 def test_normalizer_tables_match_the_oracle():
     assert gen.normalizer_differences() == _unicode_tables.DIFFERENCES
+
+
+def test_bert_normalizer_tables_match_the_oracle():
+    expected = gen_bert_tables.classes()
+    for name, ranges in expected.items():
+        assert getattr(_bert_tables, name).split() == ranges.split(), name
+
+
+def test_pre_tokenizer_tables_match_the_oracle():
+    assert gen_pre_tokenizer_tables.char_classes() == _pre_tokenizer_tables.RANGES
+    want = " ".join(f"{cp:x}:{k:x}" for cp, k in gen_pre_tokenizer_tables.script_classes())
+    assert want == "".join(_pre_tokenizer_tables.SCRIPTS)
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ BertNormalizer, unicode-normalization-alignments for StripAccents), not from thi
 
     python -m tools.gen_bert_tables   # needs tokenizers==0.23.3
 
-``tests/test_normalizers_part3.py`` checks the committed tables against the installed oracle.
+``tests/test_tables.py`` checks the committed tables against the installed oracle.
 """
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ def spm_charsmap(rule_name: str | None = None, rules_tsv: str | None = None) -> 
     rule (a built-in name, or a TSV of ``source<TAB>target`` hex code points)."""
     import sentencepiece
 
-    from tests.support.oracle_harness import corpus_lines
+    from tests.support.oracle import corpus_lines
 
     model = io.BytesIO()
     options: dict = {"normalization_rule_name": rule_name} if rule_name else {}

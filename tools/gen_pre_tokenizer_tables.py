@@ -8,7 +8,7 @@ pre-tokenizers, read off the oracle one code point at a time.
 
     python -m tools.gen_pre_tokenizer_tables   # needs tokenizers==0.23.3
 
-``tests/test_pre_tokenizers_part3.py`` regenerates the tables and compares them with the module.
+``tests/test_tables.py`` regenerates the tables and compares them with the module.
 """
 
 from __future__ import annotations

@@ -8,37 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.oracle import assert_conforms, assert_same_encoding, assert_same_ids
 from tests.support import adversarial, corpora, tier
-
-# Special-token strings of every family, whole, partial and nested; leading spaces; text outside
-# every vocab (byte fallback).
-SPECIAL_TEXT = [
-    "<|endoftext|>",
-    "a<|endoftext|>b",
-    "<|im_start|>user\nhi<|im_end|>",
-    "<|begin_of_text|>Hello<|end_of_text|>",
-    "<|endoftext|><|endoftext|> <|endoftext|>\n",
-    "<|endoftext",
-    "<|<|endoftext|>|>",
-    "<<|im_start|>>",
-    "Hello</s>world",
-    "</s>Hello",
-    "<s>Hello</s>",
-    "<s> Hello",
-    " <s>  </s> ",
-    "a<unk>b",
-    "<s><s></s>",
-    "<start_of_turn>user\nhi<end_of_turn>",
-    "<bos><eos><pad>",
-    " Hello world",
-    "  Hello",
-    "\u2003\u3000 lead",
-    "\U000105c0\U00011de0\U0001f9ec \u0e01\u0e32\u0e23 \ua9c0",
-    "\x00\x01\x7f tab\tnew\nline\r\n",
-    "\u2581 \u2581\u2581x \u2581",
-]
-
+from tests.support.oracle import assert_conforms, assert_same_encoding, assert_same_ids
 
 # The default tier samples each corpus to these many chars (the full tier takes all of it).
 ENGLISH_CHARS = CODE_CHARS = 300_000
@@ -64,13 +35,13 @@ def test_multilingual(real_pair, language):
 
 def test_adversarial(real_pair):
     _, ours, ref = real_pair
-    assert_conforms(ours, ref, SPECIAL_TEXT + adversarial.adversarial_strings())
+    assert_conforms(ours, ref, adversarial.SPECIAL_TEXT + adversarial.adversarial_strings())
 
 
 def test_full_encoding_objects(real_pair):
     """encode() (tokens, type ids, masks), not only the ids fast path."""
     _, ours, ref = real_pair
-    samples = SPECIAL_TEXT + adversarial.adversarial_strings()[:200]
+    samples = adversarial.SPECIAL_TEXT + adversarial.adversarial_strings()[:200]
     for text in samples + corpora.sample_docs("english", tier.count(20, 8), 4000):
         assert_same_encoding(ours, ref, text)
 
@@ -78,7 +49,7 @@ def test_full_encoding_objects(real_pair):
 def test_special_token_text_can_stay_text(real_pair):
     """encode_special_tokens: special strings inside a corpus are encoded as ordinary text."""
     _, ours, ref = real_pair
-    texts = SPECIAL_TEXT + [s for s in adversarial.adversarial_strings() if "<" in s]
+    texts = adversarial.SPECIAL_TEXT + [s for s in adversarial.adversarial_strings() if "<" in s]
     ours.encode_special_tokens = ref.encode_special_tokens = True
     try:
         ours._cache.clear()
@@ -123,11 +94,11 @@ def test_decode_skips_special_tokens_by_default(real_pair):
 def test_a_tiny_piece_cache_changes_nothing(real_pair):
     """The cache turns over every few pieces: results equal the oracle's all the same."""
     import batchtok
-    from tests.conftest import tokenizer_json
+    from tests.support.oracle import tokenizer_json
 
     name, _, ref = real_pair
     tiny = batchtok.Tokenizer.from_str(tokenizer_json(name))
     tiny.set_cache_size(0.002)  # two generations of 2 entries
-    docs = corpora.sample_docs("multilingual", 30, 1500) + SPECIAL_TEXT
+    docs = corpora.sample_docs("multilingual", 30, 1500) + adversarial.SPECIAL_TEXT
     assert_same_ids(tiny, ref, docs, add_special_tokens=True)
     assert len(tiny._cache) <= 2 and len(tiny._cache.old) <= 2

@@ -1,21 +1,27 @@
-"""Every issue-5 fixture against the oracle: WordPiece, WordLevel, Unigram (with Precompiled),
-classic BPE with suffix / prefix, and the kitchen-sink files that carry every remaining
-normalizer, pre-tokenizer, added-token flag, truncation and padding in their JSON.
+"""Every fixture file beyond the npm BPE ones against the oracle: WordPiece, WordLevel, Unigram
+(with Precompiled), classic BPE with suffix / prefix, and the kitchen-sink files that carry
+every remaining normalizer, pre-tokenizer, added-token flag, truncation and padding in their
+JSON.
 
 Each file is checked over every corpus kind (English, code, each language, adversarial
 strings), single and pair inputs, with the full Encoding compared (ids, tokens, type ids,
 attention mask, special-tokens mask, overflowing pieces) and decode both ways. The corpora are
 sampled (a few hundred KB per kind and file) to keep 25 files inside CI's time; the seven
-byte-level and SentencePiece-BPE files run over the whole corpora in test_conformance.
+byte-level and SentencePiece-BPE files run over the whole corpora in test_bpe_files.py.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.conftest import PART3_FILES, load_pair, tokenizer_json
-from tests.oracle import assert_conforms
 from tests.support import adversarial, corpora, tier
+from tests.support.oracle import (
+    WHEEL_AND_BUILT_FILES,
+    assert_conforms,
+    outcome,
+    pair_for,
+    tokenizer_json,
+)
 
 # Documents per corpus kind (per language for multilingual), each cut to this many chars.
 DOCS, LANGUAGE_DOCS, CHARS = tier.count(40, 12), tier.count(4, 2), 3000
@@ -44,20 +50,14 @@ def _same_encoding(a, b, where: str) -> None:
         _same_encoding(x, y, f"{where}, overflowing[{i}]")
 
 
-def _outcome(encode):
-    try:
-        return encode()
-    except Exception as exc:  # noqa: BLE001 - both libraries must fail on the same inputs
-        return exc
-
-
 def _same_batch(ours, ref, inputs: list, add: bool) -> None:
-    theirs = _outcome(lambda: ref.encode_batch(inputs, add_special_tokens=add))
-    mine = _outcome(lambda: ours.encode_batch(inputs, add_special_tokens=add))
-    if isinstance(theirs, Exception):
-        assert isinstance(mine, Exception), f"the oracle fails ({theirs}), batchtok does not"
+    # Both libraries must fail on the same inputs (an oracle panic included).
+    want, theirs = outcome(lambda: ref.encode_batch(inputs, add_special_tokens=add))
+    got, mine = outcome(lambda: ours.encode_batch(inputs, add_special_tokens=add))
+    if want == "error":
+        assert got == "error", f"the oracle fails ({theirs}), batchtok does not"
         return
-    assert not isinstance(mine, Exception), f"batchtok fails ({mine!r}), the oracle does not"
+    assert got == "ok", f"batchtok fails ({mine}), the oracle does not"
     for i, (a, b) in enumerate(zip(mine, theirs)):
         _same_encoding(a, b, f"input {i}: {str(inputs[i])[:80]!r}")
     ids = [e.ids for e in theirs]
@@ -71,14 +71,15 @@ def _same_batch(ours, ref, inputs: list, add: bool) -> None:
     ), "encode_batch_ids differs from encode_batch"
 
 
-@pytest.fixture(scope="module", params=PART3_FILES)
-def part3_pair(request):
-    return (request.param, *load_pair(request.param))
+@pytest.fixture(scope="module", params=WHEEL_AND_BUILT_FILES)
+def file_pair(request):
+    """(name, batchtok tokenizer, oracle tokenizer) for each wheel or built fixture file."""
+    return (request.param, *pair_for(request.param))
 
 
 @pytest.mark.parametrize("kind", ["english", "code", "multilingual", "adversarial"])
-def test_ids_and_decode(part3_pair, kind):
-    _, ours, ref = part3_pair
+def test_ids_and_decode(file_pair, kind):
+    _, ours, ref = file_pair
     docs = _docs(kind)
     if ours.padding is None and ours.truncation is None:
         assert_conforms(ours, ref, docs)
@@ -90,8 +91,8 @@ def test_ids_and_decode(part3_pair, kind):
 
 
 @pytest.mark.parametrize("kind", ["english", "code", "multilingual"])
-def test_full_encodings_single_and_pair(part3_pair, kind):
-    _, ours, ref = part3_pair
+def test_full_encodings_single_and_pair(file_pair, kind):
+    _, ours, ref = file_pair
     docs = _docs(kind)[:40]
     for add in (True, False):
         _same_batch(ours, ref, docs, add)
@@ -99,9 +100,9 @@ def test_full_encodings_single_and_pair(part3_pair, kind):
         _same_batch(ours, ref, pairs, add)
 
 
-def test_truncation_and_padding_through_the_api(part3_pair):
+def test_truncation_and_padding_through_the_api(file_pair):
     """The file's own settings replaced through the API, on both sides alike."""
-    ours, ref = _fresh(part3_pair[0])  # the session's cached pair stays as the file says
+    ours, ref = _fresh(file_pair[0])  # the session's cached pair stays as the file says
     docs = _docs("english")[:12] + _docs("multilingual")[::40]
     # A truncated pair overflows into every window of one side times every window of the
     # other (100k encodings for these docs whole): the default tier pairs shorter texts.

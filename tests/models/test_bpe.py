@@ -9,7 +9,6 @@ matters.
 
 from __future__ import annotations
 
-import functools
 import json
 import random
 
@@ -19,16 +18,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batchtok import Tokenizer, TokenizerFileError
-from tests.support.oracle_harness import (
+from tests.support.adversarial import INTERESTING
+from tests.support.caches import per_module_cache
+from tests.support.oracle import (
     SYLLABLES,
     assert_agree,
     byte_level_base,
     compare_text,
     corpus_lines,
-    load_pair,
+    pair_from_json,
     text_strategy,
     with_changes,
 )
+from tests.support.tier import examples
 
 # ---------------------------------------------------------------------------------------------
 # Model configurations
@@ -41,7 +43,7 @@ def with_model(base: dict, **model_changes) -> str:
 UNKNOWN_CHARS = "∑☃🦀Ꙃⓐ\x00\U000e0041\uffff"
 
 
-@functools.cache
+@per_module_cache
 def char_level_base(prefix: str | None, suffix: str | None) -> dict:
     """A character-level BPE (no byte-level mapping) trained with the given prefix / suffix,
     split on whitespace, with an "[UNK]" special token."""
@@ -144,16 +146,16 @@ BYTE_LEVEL_VARIANTS = {
 @pytest.mark.parametrize("variant", sorted(BYTE_LEVEL_VARIANTS))
 def test_byte_level_variants(variant):
     base = byte_level_base()
-    pair = load_pair(with_model(base, **BYTE_LEVEL_VARIANTS[variant]))
+    pair = pair_from_json(with_model(base, **BYTE_LEVEL_VARIANTS[variant]))
     assert_agree(pair, ADVERSARIAL)
 
 
 def test_legacy_string_merges_give_the_same_ids():
     base = byte_level_base()
-    pairs = load_pair(with_model(base))
+    pairs = pair_from_json(with_model(base))
     legacy = _legacy_merges(base["model"]["merges"])
-    strings = load_pair(with_model(base, merges=legacy))
-    versioned = load_pair(with_model(base, merges=["#version: 0.2", *legacy]))
+    strings = pair_from_json(with_model(base, merges=legacy))
+    versioned = pair_from_json(with_model(base, merges=["#version: 0.2", *legacy]))
     for pair in (strings, versioned):
         assert_agree(pair, ADVERSARIAL)
         for text in ADVERSARIAL + LONG_WORDS[:3]:
@@ -169,7 +171,7 @@ def test_long_words_take_the_heap_path(use_regex, ignore_merges):
     tj = with_changes(
         base, pre_tokenizer=pre, model=dict(base["model"], ignore_merges=ignore_merges)
     )
-    assert_agree(load_pair(tj), LONG_WORDS + [" ".join(LONG_WORDS[3:6])])
+    assert_agree(pair_from_json(tj), LONG_WORDS + [" ".join(LONG_WORDS[3:6])])
 
 
 def test_duplicate_merge_later_one_wins():
@@ -177,7 +179,7 @@ def test_duplicate_merge_later_one_wins():
     merges = base["model"]["merges"]
     # repeat an early merge at the very end (its rank becomes the last one) and a late one early
     edited = [merges[-1]] + merges + [merges[0], merges[5]]
-    assert_agree(load_pair(with_model(base, merges=edited)), ADVERSARIAL + LONG_WORDS[:4])
+    assert_agree(pair_from_json(with_model(base, merges=edited)), ADVERSARIAL + LONG_WORDS[:4])
 
 
 def test_nonzero_dropout_is_refused():
@@ -208,7 +210,7 @@ def test_char_level(prefix, suffix, unk_mode):
     base = char_level_base(prefix, suffix)
     for ignore_merges in (False, True):
         tj = with_model(base, ignore_merges=ignore_merges, **UNK_MODES[unk_mode])
-        assert_agree(load_pair(tj), ADVERSARIAL)
+        assert_agree(pair_from_json(tj), ADVERSARIAL)
 
 
 @pytest.mark.parametrize("prefix,suffix", AFFIXES, ids=AFFIX_IDS)
@@ -216,7 +218,7 @@ def test_char_level_long_words(prefix, suffix):
     base = char_level_base(prefix, suffix)
     for mode in ("unk", "unk_fused", "no_unk"):
         tj = with_model(base, **UNK_MODES[mode])
-        assert_agree(load_pair(tj), LONG_WORDS)
+        assert_agree(pair_from_json(tj), LONG_WORDS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -239,7 +241,7 @@ def test_byte_fallback(byte_set, unk_mode):
     for prefix, suffix in AFFIXES:
         base = char_level_base(prefix, suffix)
         tj = with_byte_tokens(base, BYTE_SETS[byte_set], byte_fallback=True, **UNK_MODES[unk_mode])
-        assert_agree(load_pair(tj), ADVERSARIAL + ["zzq", "∑q∑", "é∑é"])
+        assert_agree(pair_from_json(tj), ADVERSARIAL + ["zzq", "∑q∑", "é∑é"])
 
 
 def test_byte_fallback_long_words():
@@ -247,7 +249,7 @@ def test_byte_fallback_long_words():
     for byte_set in ("all_bytes", "missing_continuation_bytes"):
         for mode in ("unk", "unk_fused"):
             tj = with_byte_tokens(base, BYTE_SETS[byte_set], byte_fallback=True, **UNK_MODES[mode])
-            assert_agree(load_pair(tj), LONG_WORDS)
+            assert_agree(pair_from_json(tj), LONG_WORDS)
 
 
 def test_byte_fallback_tokens_take_part_in_merges():
@@ -265,7 +267,7 @@ def test_byte_fallback_tokens_take_part_in_merges():
     tj = with_changes(
         byte_level_base(), model=model, pre_tokenizer=None, decoder={"type": "ByteFallback"}
     )
-    assert_agree(load_pair(tj), ["∑", "a∑", "a∑a∑∑", "∑" * 60, "a∑" * 40, "b∑a"])
+    assert_agree(pair_from_json(tj), ["∑", "a∑", "a∑a∑∑", "∑" * 60, "a∑" * 40, "b∑a"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -333,12 +335,12 @@ def test_non_monotone_merge_ranks(name):
         for _ in range(60)
     ]
     texts += ["".join(rng.choice("abc") for _ in range(10_000)), "ab" * 5_000, "abc" * 3_333]
-    assert_agree(load_pair(hand_built(tokens, merges)), texts)
+    assert_agree(pair_from_json(hand_built(tokens, merges)), texts)
 
 
 def test_abab_by_hand():
     """The example spelled out: 'abab' is [aba, b], not [ab, ab]."""
-    ours, ref = load_pair(hand_built(*NON_MONOTONE["ab_a_before_a_b"]))
+    ours, ref = pair_from_json(hand_built(*NON_MONOTONE["ab_a_before_a_b"]))
     assert ref.encode("abab").tokens == ["aba", "b"]
     assert ours.encode("abab").tokens == ["aba", "b"]
     long_text = "ab" * 5_000
@@ -348,44 +350,6 @@ def test_abab_by_hand():
 # ---------------------------------------------------------------------------------------------
 # Hypothesis
 
-INTERESTING = [
-    " ",
-    "\n",
-    "a",
-    "ab",
-    "abc",
-    "b",
-    "c",
-    "hello",
-    "the",
-    "ing",
-    "##",
-    "</w>",
-    "[UNK]",
-    "é",
-    "∑",
-    "☃",
-    "🦀",
-    "\x00",
-    "日本",
-    "12",
-    "'s",
-    "ka",
-    "shi",
-    "tion",
-    "Ω",
-    "\U000e0041",
-    "\t",
-    "'",
-    "7",
-    "\u0301",
-    "e\u0301",
-    "Σ",
-    "İ",
-    "\u00a0",
-    "\u3000",
-    "\u200b",
-]
 
 PROPERTY_PRESETS = (
     [with_model(byte_level_base(), **v) for v in BYTE_LEVEL_VARIANTS.values()]
@@ -403,18 +367,18 @@ PROPERTY_PRESETS = (
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(index=st.integers(0, len(PROPERTY_PRESETS) - 1), text=text_strategy(INTERESTING))
 def test_property_presets(index, text):
-    problems = compare_text(load_pair(PROPERTY_PRESETS[index]), text)
+    problems = compare_text(pair_from_json(PROPERTY_PRESETS[index]), text)
     assert not problems, "\n".join(problems)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(sorted(NON_MONOTONE)),
     text=st.text(alphabet="abc", max_size=120),
 )
 def test_property_non_monotone(name, text):
-    problems = compare_text(load_pair(hand_built(*NON_MONOTONE[name])), text)
+    problems = compare_text(pair_from_json(hand_built(*NON_MONOTONE[name])), text)
     assert not problems, "\n".join(problems)

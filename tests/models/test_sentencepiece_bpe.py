@@ -17,18 +17,17 @@ from hypothesis import strategies as st
 import batchtok
 from batchtok.metaspace import Metaspace
 from batchtok.models.bpe_boundary import BoundarySplitter
-from tests.conftest import load_pair, tokenizer_json
-from tests.oracle import assert_conforms
 from tests.support import adversarial, corpora
-from tests.test_conformance import SPECIAL_TEXT
+from tests.support.oracle import assert_conforms, pair_for, tokenizer_json
+from tests.support.tier import examples
 
-LINEAGE_TEXT = SPECIAL_TEXT
+LINEAGE_TEXT = adversarial.SPECIAL_TEXT
 
 
 def test_the_two_layouts_differ_where_the_oracle_says():
-    """The issue's table: leading spaces and text after an added token."""
-    llama, llama_ref = load_pair("llama2")
-    mistral, mistral_ref = load_pair("llama2-mistral")
+    """Where the two layouts differ: leading spaces and text after an added token."""
+    llama, llama_ref = pair_for("llama2")
+    mistral, mistral_ref = pair_for("llama2-mistral")
     differing = 0
     for text in ["Hello world", " Hello world", "Hello</s>world", "</s>Hello"]:
         a = llama.encode(text, add_special_tokens=False).tokens
@@ -50,8 +49,8 @@ def test_the_two_layouts_differ_where_the_oracle_says():
 
 
 def test_both_spellings_load_as_bpe_with_one_metaspace_transform():
-    llama, _ = load_pair("llama2")
-    mistral, _ = load_pair("llama2-mistral")
+    llama, _ = pair_for("llama2")
+    mistral, _ = pair_for("llama2-mistral")
     assert type(llama.model) is type(mistral.model) is batchtok.models.BPE
     assert isinstance(llama.normalizer.metaspace, Metaspace)
     assert isinstance(mistral.pre_tokenizer.metaspace, Metaspace)
@@ -223,7 +222,7 @@ def test_boundary_fallbacks_match_the_oracle(name, data):
     ours, ref = batchtok.Tokenizer.from_str(data), tokenizers.Tokenizer.from_str(data)
     assert_conforms(ours, ref, BOUNDARY_TEXT + adversarial.adversarial_strings(max_chars=100))
 
-    @settings(max_examples=500, deadline=None, database=None)
+    @settings(max_examples=examples(500), deadline=None, database=None)
     @given(
         st.lists(
             st.sampled_from(["a", "b", " ", "\u2581", "\n", "\u00e9", "x", "</s>"]), max_size=20
@@ -243,7 +242,7 @@ def test_the_proof_is_applied_or_withheld():
     assert splitter.split("\u2581ac") == ["\u2581a", "c"]  # c occurs in no longer token
     byte_merges = batchtok.Tokenizer.from_str(BYTE_MERGES)
     assert BoundarySplitter.for_model(byte_merges.model) is None  # whole-word merge
-    llama, _ = load_pair("llama2")
+    llama, _ = pair_for("llama2")
     assert BoundarySplitter.for_model(llama.model)._crossing is None  # proof holds
 
 

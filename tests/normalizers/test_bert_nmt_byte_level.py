@@ -16,12 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batchtok import Tokenizer, TokenizerFileError
-from batchtok._tables import bert as _bert_tables
 from batchtok.normalizers import read_normalizer
 from tests.support.adversarial import adversarial_strings
 from tests.support.corpora import sample_docs
-from tests.support.oracle_harness import assert_agree, byte_level_base, load_pair, with_changes
-from tools import gen_bert_tables
+from tests.support.oracle import assert_agree, byte_level_base, pair_from_json, with_changes
+from tests.support.tier import examples
 from tools.gen_onig_tables import _all_chars
 
 
@@ -97,7 +96,7 @@ def test_normalize_matches_the_oracle(name):
 
 @pytest.mark.parametrize("name", ["Bert_True_True_None_True", "Nmt", "StripAccents", "ByteLevel"])
 def test_whole_tokenizer_matches_the_oracle(name):
-    pair = load_pair(with_changes(byte_level_base(), normalizer=NORMALIZERS[name]))
+    pair = pair_from_json(with_changes(byte_level_base(), normalizer=NORMALIZERS[name]))
     assert_agree(pair, TRICKY + adversarial_strings(max_chars=400)[:200])
 
 
@@ -106,19 +105,13 @@ WIDE = st.text(
 ) | st.lists(st.sampled_from(list("".join(TRICKY))), max_size=20).map("".join)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=WIDE, name=st.sampled_from(list(NORMALIZERS)))
 def test_hypothesis(text, name):
     config = NORMALIZERS[name]
     assert read_normalizer(config, "normalizer").normalize(text) == oracle(config).normalize_str(
         text
     )
-
-
-def test_bert_tables_match_the_oracle():
-    expected = gen_bert_tables.classes()
-    for name, ranges in expected.items():
-        assert getattr(_bert_tables, name).split() == ranges.split(), name
 
 
 @pytest.mark.parametrize(

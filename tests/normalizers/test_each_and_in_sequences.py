@@ -9,23 +9,24 @@ time through a no-merge byte-level model, so that ids are exactly the normalized
 
 from __future__ import annotations
 
-import functools
-
 import pytest
 import tokenizers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batchtok import Tokenizer, TokenizerFileError
-from tests.support.oracle_harness import (
+from tests.support.adversarial import INTERESTING
+from tests.support.caches import per_module_cache
+from tests.support.oracle import (
     added_token,
     assert_agree,
     byte_level_base,
     compare_text,
-    load_pair,
+    pair_from_json,
     text_strategy,
     with_changes,
 )
+from tests.support.tier import examples
 
 # ---------------------------------------------------------------------------------------------
 # Normalizer configurations
@@ -202,7 +203,7 @@ def test_refused_normalizers(name):
 
 @pytest.mark.parametrize("name", sorted(NORMALIZERS))
 def test_normalizer(name):
-    assert_agree(load_pair(config(NORMALIZERS[name])), ADVERSARIAL)
+    assert_agree(pair_from_json(config(NORMALIZERS[name])), ADVERSARIAL)
 
 
 @pytest.mark.parametrize("name", sorted(NORMALIZERS))
@@ -215,7 +216,7 @@ def test_normalizer_with_added_tokens_and_prefix_space(name):
             Tokenizer.from_str(tj)
         assert info.value.path == "added_tokens"
         return
-    assert_agree(load_pair(tj), ADVERSARIAL)
+    assert_agree(pair_from_json(tj), ADVERSARIAL)
 
 
 @pytest.mark.parametrize("name", sorted(ZERO_WIDTH_AT_START))
@@ -228,7 +229,7 @@ def test_replace_matching_empty_at_fragment_start(name, prefix_space):
     refuse such a file or reproduce the outcome, errors included."""
     tj = config(ZERO_WIDTH_AT_START[name], prefix_space=prefix_space)
     try:
-        pair = load_pair(tj)
+        pair = pair_from_json(tj)
     except TokenizerFileError:
         tokenizers.Tokenizer.from_str(tj)
         return
@@ -238,7 +239,7 @@ def test_replace_matching_empty_at_fragment_start(name, prefix_space):
 def test_replace_string_outside_the_bmp():
     """A String pattern holding a character above U+FFFF is a plain literal for tokenizers."""
     for pattern in ("🙂", "a𝔸b"):
-        pair = load_pair(config(replace(pattern, ":)", regex=False)))
+        pair = pair_from_json(config(replace(pattern, ":)", regex=False)))
         assert_agree(pair, ["🙂 a𝔸b 🙂🙂", "x🙂y", "a𝔸ba𝔸b"])
 
 
@@ -262,14 +263,14 @@ def test_invalid_regex_is_refused_by_both():
 @pytest.mark.parametrize("name", ["NFC", "NFD", "NFKC", "NFKD", "Lowercase", "NFD_Lowercase_NFC"])
 def test_characters_from_newer_unicode(name):
     """Characters whose properties changed after Unicode 14 (the unicodedata of Python 3.11)."""
-    assert_agree(load_pair(config(NORMALIZERS[name])), NEWER_UNICODE.split())
+    assert_agree(pair_from_json(config(NORMALIZERS[name])), NEWER_UNICODE.split())
 
 
 # ---------------------------------------------------------------------------------------------
 # Every code point, one at a time
 
 
-@functools.cache
+@per_module_cache
 def byte_identity_json(normalizer: str) -> str:
     """A BPE with the 256 byte-level chars and no merges: ids spell the normalized UTF-8."""
     alphabet = sorted(tokenizers.pre_tokenizers.ByteLevel.alphabet())
@@ -313,7 +314,7 @@ def test_every_code_point(name, context):
     """Each code point between separators (or after x + U+0301, where a combining class other
     than 0 or 230 reorders it), 4096 to a text; differing texts are then narrowed down to the
     code points responsible."""
-    ours, ref = load_pair(byte_identity_json(name))
+    ours, ref = pair_from_json(byte_identity_json(name))
     sep = "|" if name.startswith("Strip") else " "
     lead = "x\u0301" if context == "after_acute" else ""
     chunks = [SWEPT_CODE_POINTS[i : i + CHUNK] for i in range(0, len(SWEPT_CODE_POINTS), CHUNK)]
@@ -339,75 +340,14 @@ def test_every_code_point(name, context):
 # ---------------------------------------------------------------------------------------------
 # Hypothesis
 
-INTERESTING = [
-    " ",
-    "  ",
-    "\n",
-    "\r\n",
-    "\t",
-    "\u00a0",
-    "\u3000",
-    "\u0085",
-    "\u200b",
-    "\u2028",
-    "\u00ad",
-    "Σ",
-    "ΣΣ",
-    "σ",
-    "ς",
-    "ΟΔΟΣ",
-    "İ",
-    "I\u0307",
-    "ı",
-    "ß",
-    "ẞ",
-    "ǅ",
-    "ﬁ",
-    "①",
-    "²",
-    "㍿",
-    "한",
-    "\u1112\u1161\u11ab",
-    "\u1100",
-    "\u11a8",
-    "e\u0301",
-    "\u0301",
-    "\u0323",
-    "\u0302",
-    "\u0308",
-    "é",
-    "a",
-    "aa",
-    "b",
-    "ab",
-    "c",
-    ".",
-    "x",
-    "X",
-    "hello",
-    "HELLO",
-    "Hello",
-    "he",
-    "1",
-    "42",
-    "٣",
-    "ＡＢＣ",
-    "\u212a",
-    "\u2126",
-    "'",
-    "<raw>",
-    "ΣΟΦΙΑ",
-    "▁",
-    "camelCase",
-]
 
 PROPERTY_NAMES = sorted(NORMALIZERS)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(PROPERTY_NAMES), text=text_strategy(INTERESTING))
 def test_property_each_normalizer(name, text):
-    problems = compare_text(load_pair(config(NORMALIZERS[name])), text)
+    problems = compare_text(pair_from_json(config(NORMALIZERS[name])), text)
     assert not problems, "\n".join(problems)
 
 
@@ -418,7 +358,7 @@ def test_property_each_normalizer(name, text):
 SEQUENCE_NAMES = [n for n in PROPERTY_NAMES if n != "Replace_re_to_empty_everything"]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     names=st.lists(st.sampled_from(SEQUENCE_NAMES), min_size=1, max_size=4),
     text=text_strategy(INTERESTING),
@@ -426,6 +366,6 @@ SEQUENCE_NAMES = [n for n in PROPERTY_NAMES if n != "Replace_re_to_empty_everyth
 def test_property_random_sequences(names, text):
     """Sequences of any normalizers above, with added tokens and a prefix space."""
     normalizer = seq(*(NORMALIZERS[n] for n in names))
-    pair = load_pair(config(normalizer, prefix_space=True, added=ADDED))
+    pair = pair_from_json(config(normalizer, prefix_space=True, added=ADDED))
     problems = compare_text(pair, text)
     assert not problems, f"Sequence{names}:\n" + "\n".join(problems)

@@ -10,7 +10,6 @@ stand-in table is regenerated from the oracle (slow) and compared.
 from __future__ import annotations
 
 import base64
-import functools
 import struct
 
 import pytest
@@ -22,8 +21,10 @@ from batchtok import Tokenizer, TokenizerFileError
 from batchtok._tables import grapheme as _grapheme_tables
 from batchtok.normalizers import read_normalizer
 from tests.support.adversarial import adversarial_strings
+from tests.support.caches import per_module_cache
 from tests.support.corpora import multilingual_docs, sample_docs
-from tests.support.oracle_harness import assert_agree, byte_level_base, load_pair, with_changes
+from tests.support.oracle import assert_agree, byte_level_base, pair_from_json, with_changes
+from tests.support.tier import examples
 from tools.gen_onig_tables import _all_chars
 
 pytest.importorskip("sentencepiece")
@@ -39,7 +40,7 @@ GRAPHEMES = [
 ]
 
 
-@functools.cache
+@per_module_cache
 def charsmap(rule: str) -> str:
     return base64.b64encode(gen.spm_charsmap(rule_name=rule)).decode()
 
@@ -48,7 +49,7 @@ def precompiled(rule: str) -> dict:
     return {"type": "Precompiled", "precompiled_charsmap": charsmap(rule)}
 
 
-@functools.cache
+@per_module_cache
 def pair(rule: str):
     config = precompiled(rule)
     return read_normalizer(config, "normalizer"), tokenizers.normalizers.Precompiled(
@@ -56,7 +57,7 @@ def pair(rule: str):
     )
 
 
-@functools.cache
+@per_module_cache
 def docs() -> list[str]:
     every_language = [d[:3000] for texts in multilingual_docs().values() for d in texts[:12]]
     return (
@@ -76,7 +77,7 @@ def test_normalize_matches_the_oracle(rule):
 
 @pytest.mark.parametrize("rule", ["nmt_nfkc", "nfkc_cf"])
 def test_whole_tokenizer_matches_the_oracle(rule):
-    tokenizer = load_pair(with_changes(byte_level_base(), normalizer=precompiled(rule)))
+    tokenizer = pair_from_json(with_changes(byte_level_base(), normalizer=precompiled(rule)))
     assert_agree(tokenizer, GRAPHEMES + adversarial_strings(max_chars=400)[:150])
 
 
@@ -89,14 +90,14 @@ def test_in_a_sequence_with_spaces_and_metaspace_lineage():
             {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "},
         ],
     }
-    assert_agree(load_pair(with_changes(byte_level_base(), normalizer=config)), GRAPHEMES)
+    assert_agree(pair_from_json(with_changes(byte_level_base(), normalizer=config)), GRAPHEMES)
 
 
 WIDE = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
 PIECES = st.lists(st.sampled_from(list("".join(GRAPHEMES))), max_size=24).map("".join)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=WIDE | PIECES, rule=st.sampled_from(RULES))
 def test_hypothesis(text, rule):
     ours, theirs = pair(rule)

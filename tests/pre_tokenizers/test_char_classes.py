@@ -12,7 +12,6 @@ boundary visible as a "Ġ", and a char-level BPE with byte_fallback that sees th
 
 from __future__ import annotations
 
-import functools
 import json
 
 import pytest
@@ -21,12 +20,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batchtok import Tokenizer, TokenizerFileError
-from batchtok._tables import pre_tokenizer as _pre_tokenizer_tables
 from batchtok.pre_tokenizers import read_pre_tokenizer
 from tests.support import corpora
-from tests.support import oracle_harness as harness
-from tests.support.adversarial import adversarial_strings, describe
-from tools import gen_pre_tokenizer_tables as gen
+from tests.support.adversarial import INTERESTING, adversarial_strings, describe
+from tests.support.caches import per_module_cache
+from tests.support.oracle import (
+    added_token,
+    assert_agree,
+    byte_level_base,
+    char_level_bpe,
+    compare_text,
+    pair_from_json,
+    text_strategy,
+    with_changes,
+)
+from tests.support.tier import examples
+from tools.gen_onig_tables import _all_chars as every_char
 
 BEHAVIORS = ["Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
 
@@ -102,16 +111,6 @@ CONFIGS = {**SINGLE, **SEQUENCES}
 
 
 # ---------------------------------------------------------------------------------------------
-# The generated tables
-
-
-def test_tables_are_what_the_oracle_says():
-    assert gen.char_classes() == _pre_tokenizer_tables.RANGES
-    want = " ".join(f"{cp:x}:{k:x}" for cp, k in gen.script_classes())
-    assert want == "".join(_pre_tokenizer_tables.SCRIPTS)
-
-
-# ---------------------------------------------------------------------------------------------
 # Piece by piece
 
 
@@ -132,7 +131,7 @@ def _tokenizer_json(pre_tokenizer: dict) -> str:
     )
 
 
-@functools.cache
+@per_module_cache
 def component_pair(name: str):
     """(batchtok's pre-tokenizer, the oracle's), both loaded from the same JSON."""
     config = CONFIGS[name]
@@ -155,7 +154,7 @@ def piece_problems(name: str, texts) -> list[str]:
     return problems
 
 
-@functools.cache
+@per_module_cache
 def corpus_texts() -> list[str]:
     docs = corpora.english_docs()[:15] + corpora.code_docs()[:15]
     docs += [d for docs_ in corpora.multilingual_docs().values() for d in docs_[:2]]
@@ -177,28 +176,19 @@ def test_pieces_on_every_code_point(name):
     """Every code point (rare and unassigned included), each after an "a" (so that every
     char's class shows), in short texts: the oracle's char offsets cost it time quadratic in
     the text length."""
-    spaced = "".join("a" + c for c in gen._all_chars())
+    spaced = "".join("a" + c for c in every_char())
     texts = [spaced[i : i + 1000] for i in range(0, len(spaced), 1000)]
     problems = piece_problems(name, texts)
     assert not problems, "\n".join(problems[:5])
 
 
-# Chars and strings the pre-tokenizers care about: spaces, punctuation and symbols, digits
-# and other numerics, marks, scripts (kana and U+30FC count as Han), rare planes.
-INTERESTING = [
-    *" ▁\n\t\u00a0\u3000\u200b\u0085\u1680-._'’«€©＋$~aeé\u03011٣²½Ⅻ😀ー\U000e0001\ufff0",
-    *"\U00010fff \U0001fbf0 \U0001d7ce \U00010107 \U000118e0".split(),
-    *"▁▁ -- ... ab 123 e\u0301 日本 カタ ひら 한국 Ελ Пр مر".split(),
-    "  ",
-]
-
 RARE = st.characters(codec=None, exclude_categories=["Cs"])
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(sorted(CONFIGS)),
-    text=st.one_of(harness.text_strategy(INTERESTING), st.text(alphabet=RARE, max_size=30)),
+    text=st.one_of(text_strategy(INTERESTING), st.text(alphabet=RARE, max_size=30)),
 )
 def test_pieces_property(name, text):
     problems = piece_problems(name, [text])
@@ -217,54 +207,18 @@ def _revealing(pre: dict, added=()) -> str:
         "trim_offsets": True,
         "use_regex": False,
     }
-    return harness.with_changes(
-        harness.byte_level_base(), pre_tokenizer=seq(pre, byte_level), added_tokens=list(added)
+    return with_changes(
+        byte_level_base(), pre_tokenizer=seq(pre, byte_level), added_tokens=list(added)
     )
 
 
-@functools.cache
-def _char_bpe() -> dict:
-    """A BPE over single chars of the test text, with a few merges and byte_fallback."""
-    chars = sorted(set("".join(INTERESTING) + "abcdefghijklmnopqrstuvwxyz0123456789 ,.!?-"))
-    vocab = {"<unk>": 0, **{f"<0x{b:02X}>": 1 + b for b in range(256)}}
-    for c in chars:
-        vocab.setdefault(c, len(vocab))
-    merges = [["a", "b"], ["1", "2"], ["▁", "a"], ["e", "\u0301"], ["-", "-"]]
-    for left, right in merges:
-        vocab.setdefault(left + right, len(vocab))
-    model = {
-        "type": "BPE",
-        "dropout": None,
-        "unk_token": "<unk>",
-        "continuing_subword_prefix": None,
-        "end_of_word_suffix": None,
-        "fuse_unk": False,
-        "byte_fallback": True,
-        "ignore_merges": False,
-        "vocab": vocab,
-        "merges": merges,
-    }
-    decoder = {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]}
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": [],
-        "normalizer": None,
-        "pre_tokenizer": None,
-        "post_processor": None,
-        "decoder": decoder,
-        "model": model,
-    }
-
-
 def _raw(pre: dict, added=()) -> str:
-    return harness.with_changes(_char_bpe(), pre_tokenizer=pre, added_tokens=list(added))
+    return with_changes(char_level_bpe(), pre_tokenizer=pre, added_tokens=list(added))
 
 
 ADDED = [
-    harness.added_token("<|sep|>", special=True, normalized=False, file_id=5000),
-    harness.added_token("word", special=False, normalized=True, file_id=5001),
+    added_token("<|sep|>", special=True, normalized=False, file_id=5000),
+    added_token("word", special=False, normalized=True, file_id=5001),
 ]
 ADDED_TEXTS = [
     "a<|sep|>b",
@@ -281,20 +235,20 @@ END_TO_END_TEXTS = adversarial_strings(200)[::7] + [d[:600] for d in corpus_text
 def test_end_to_end(name):
     config = CONFIGS[name]
     for tokenizer_json in (_revealing(config), _raw(config)):
-        harness.assert_agree(harness.load_pair(tokenizer_json), END_TO_END_TEXTS)
+        assert_agree(pair_from_json(tokenizer_json), END_TO_END_TEXTS)
     for tokenizer_json in (_revealing(config, ADDED), _raw(config, ADDED)):
-        harness.assert_agree(harness.load_pair(tokenizer_json), ADDED_TEXTS)
+        assert_agree(pair_from_json(tokenizer_json), ADDED_TEXTS)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(sorted(CONFIGS)),
     raw=st.booleans(),
-    text=harness.text_strategy(INTERESTING + ["<|sep|>", "word"]),
+    text=text_strategy(INTERESTING + ["<|sep|>", "word"]),
 )
 def test_end_to_end_property(name, raw, text):
     build = _raw if raw else _revealing
-    problems = harness.compare_text(harness.load_pair(build(CONFIGS[name], ADDED)), text)
+    problems = compare_text(pair_from_json(build(CONFIGS[name], ADDED)), text)
     assert not problems, "\n".join(problems)
 
 

@@ -5,13 +5,12 @@ to offset 0 of the input text; batchtok computes that alignment exactly (see
 ``Normalizer.leading_at_origin``), and only for files with a Metaspace "first". Everything is
 compared with the oracle: ids, tokens, the ids fast paths and decode both ways, on texts whose
 start is the hard part (leading spaces, controls, marks, chars a normalizer deletes or
-expands, added tokens at and near the start), on corpora, on the issue-5 fixtures and on
+expands, added tokens at and near the start), on corpora, on the wheel and built fixtures and on
 hypothesis texts.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 
 import pytest
@@ -22,18 +21,21 @@ from batchtok import Tokenizer
 from batchtok.added_vocabulary import LeadingCount
 from batchtok.normalizers import Normalizer, Sequence, UnicodeForm, read_normalizer
 from batchtok.normalizers.precompiled import _GRAPHEME, PrecompiledMap
-from tests.oracle import assert_conforms
-from tests.support.adversarial import adversarial_strings
+from tests.support.adversarial import INTERESTING, adversarial_strings
+from tests.support.caches import per_module_cache
 from tests.support.corpora import sample_docs
 from tests.support.fixtures import fixture_path
-from tests.support.oracle_harness import (
+from tests.support.oracle import (
     added_token,
     assert_agree,
+    assert_conforms,
+    char_level_bpe,
     compare_text,
-    load_pair,
+    pair_for,
+    pair_from_json,
     with_changes,
 )
-from tests.test_pre_tokenizers_part3 import _char_bpe
+from tests.support.tier import examples
 
 R = "\u2581"
 
@@ -72,12 +74,12 @@ def bert(clean_text: bool, chinese: bool, strip_accents: bool | None, lowercase:
     }
 
 
-@functools.cache
+@per_module_cache
 def fixture(name: str) -> dict:
     return json.loads(fixture_path(name).read_text(encoding="utf-8"))
 
 
-@functools.cache
+@per_module_cache
 def precompiled() -> dict:
     """The real SentencePiece charsmap (nmt_nfkc) of the T5 fixture."""
     stages = fixture("t5-unigram-bytefallback")["normalizer"]["normalizers"]
@@ -213,7 +215,7 @@ DECODER = {
 def tokenizer_json(normalizer: dict | None, pre_tokenizer: dict, added: list[dict]) -> str:
     """A char-level BPE with byte fallback (every text has ids) with the given components."""
     return with_changes(
-        _char_bpe(),
+        char_level_bpe(),
         normalizer=normalizer,
         pre_tokenizer=pre_tokenizer,
         decoder=DECODER,
@@ -223,7 +225,7 @@ def tokenizer_json(normalizer: dict | None, pre_tokenizer: dict, added: list[dic
 
 def pair(normalizer: str, pre: str = "split", added: str = "none"):
     text = tokenizer_json(normalizer_configs()[normalizer], PRE_TOKENIZERS[pre], ADDED[added])
-    return load_pair(text)
+    return pair_from_json(text)
 
 
 @pytest.mark.parametrize("added", list(ADDED))
@@ -253,7 +255,7 @@ def test_fixtures(name):
     """Ids with and without special tokens, and decode both ways. (Tokens are compared on the
     synthetic files above: for an unknown piece, the oracle's Unigram shows the piece's own
     text as the token where batchtok shows the unk token, a difference outside Metaspace.)"""
-    ours, ref = load_pair(fixture_path(name).read_text(encoding="utf-8"))
+    ours, ref = pair_for(name)
     assert "Metaspace" in ours.describe()
     docs = [*sample_docs("english", 15), *sample_docs("code", 10), *sample_docs("multilingual", 25)]
     starts = ["", " ", "  ", "\u200b", "\x01", "\u0301", "\ufb01", "\t", "\u3000"]
@@ -267,15 +269,16 @@ def test_the_nosplit_fixture_loads():
     assert Tokenizer.from_str(text).encode("12 ab").ids
 
 
-INTERESTING = [p for p in PREFIXES if p] + ["  ", "\u200b\u200b", "\x7f", "\u0345", "\u1dc0"]
+# The text's first characters: the prefixes above and the shared pieces.
+STARTS = [p for p in PREFIXES if p] + INTERESTING
 PAIRS = [(n, p, a) for n in normalizer_configs() for p in ("split", "nosplit") for a in ADDED]
 PAIRS += [(n, p, "none") for n in ("none", "t5") for p in PRE_TOKENIZERS]
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     config=st.sampled_from(PAIRS),
-    start=st.lists(st.sampled_from(INTERESTING), max_size=3).map("".join),
+    start=st.lists(st.sampled_from(STARTS), max_size=3).map("".join),
     rest=st.text(max_size=12),
 )
 def test_hypothesis(config, start, rest):

@@ -15,15 +15,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batchtok import Tokenizer, TokenizerFileError
-from tests.support.oracle_harness import (
+from tests.support.adversarial import INTERESTING
+from tests.support.oracle import (
     added_token,
     assert_agree,
     byte_level_base,
     compare_text,
-    load_pair,
+    pair_from_json,
     text_strategy,
     with_changes,
 )
+from tests.support.tier import examples
 
 # ---------------------------------------------------------------------------------------------
 # Pre-tokenizer configurations
@@ -236,7 +238,7 @@ def _matrix_cases():
 @pytest.mark.parametrize("pattern,is_regex,behavior,invert", list(_matrix_cases()))
 def test_split_behaviors(pattern, is_regex, behavior, invert):
     pre = split(pattern, behavior, invert, regex=is_regex)
-    assert_agree(load_pair(revealing(pre)), ADVERSARIAL)
+    assert_agree(pair_from_json(revealing(pre)), ADVERSARIAL)
 
 
 @pytest.mark.parametrize("name", sorted(MATRIX_PATTERNS))
@@ -246,7 +248,7 @@ def test_split_alone(name):
     pattern, is_regex = MATRIX_PATTERNS[name]
     for behavior in BEHAVIORS:
         pre = split(pattern, behavior, False, regex=is_regex)
-        assert_agree(load_pair(config(pre)), ADVERSARIAL[:20])
+        assert_agree(pair_from_json(config(pre)), ADVERSARIAL[:20])
 
 
 @pytest.mark.parametrize("name", sorted(ONIG_PATTERNS))
@@ -254,8 +256,8 @@ def test_oniguruma_syntax(name):
     pattern = ONIG_PATTERNS[name]
     for behavior, invert in (("Isolated", False), ("Removed", True), ("Removed", False)):
         pre = split(pattern, behavior, invert)
-        assert_agree(load_pair(revealing(pre)), ADVERSARIAL)
-    assert_agree(load_pair(plain(split(pattern))), ADVERSARIAL)
+        assert_agree(pair_from_json(revealing(pre)), ADVERSARIAL)
+    assert_agree(pair_from_json(plain(split(pattern))), ADVERSARIAL)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED_PATTERNS))
@@ -291,8 +293,8 @@ ADDED = [
 def test_byte_level_alone(add_prefix_space, use_regex):
     for trim_offsets in (False, True):
         pre = byte_level(add_prefix_space, use_regex, trim_offsets)
-        assert_agree(load_pair(config(pre)), ADVERSARIAL)
-        assert_agree(load_pair(config(pre, added=ADDED)), ADVERSARIAL + ADDED_TEXTS)
+        assert_agree(pair_from_json(config(pre)), ADVERSARIAL)
+        assert_agree(pair_from_json(config(pre, added=ADDED)), ADVERSARIAL + ADDED_TEXTS)
 
 
 ADDED_TEXTS = [
@@ -318,8 +320,8 @@ AFTER_SPLIT = {
 def test_byte_level_after_split(split_name, add_prefix_space, use_regex):
     """Inside a Sequence the prefix space goes on every piece the Split produced."""
     pre = seq(AFTER_SPLIT[split_name], byte_level(add_prefix_space, use_regex))
-    assert_agree(load_pair(config(pre)), ADVERSARIAL)
-    assert_agree(load_pair(config(pre, added=ADDED)), ADDED_TEXTS)
+    assert_agree(pair_from_json(config(pre)), ADVERSARIAL)
+    assert_agree(pair_from_json(config(pre, added=ADDED)), ADDED_TEXTS)
 
 
 SEQUENCES = {
@@ -339,68 +341,13 @@ SEQUENCES = {
 
 @pytest.mark.parametrize("name", sorted(SEQUENCES))
 def test_sequences(name):
-    assert_agree(load_pair(config(SEQUENCES[name])), ADVERSARIAL)
-    assert_agree(load_pair(config(SEQUENCES[name], added=ADDED)), ADDED_TEXTS)
+    assert_agree(pair_from_json(config(SEQUENCES[name])), ADVERSARIAL)
+    assert_agree(pair_from_json(config(SEQUENCES[name], added=ADDED)), ADDED_TEXTS)
 
 
 # ---------------------------------------------------------------------------------------------
 # Hypothesis
 
-INTERESTING = [
-    " ",
-    "  ",
-    "\n",
-    "\r\n",
-    "\t",
-    "\u00a0",
-    "\u3000",
-    "\u200b",
-    "\u0085",
-    "-",
-    "--",
-    "a",
-    "aa",
-    "aaa",
-    "b",
-    "ab",
-    "abc",
-    "x",
-    "'s",
-    "'LL",
-    "'",
-    "’",
-    "1",
-    "123",
-    "4567",
-    "٣",
-    "²",
-    "😀",
-    "é",
-    "e\u0301",
-    "\u0301",
-    "É",
-    "ß",
-    "ss",
-    "ﬀ",
-    "İ",
-    "ı",
-    "K",
-    "\u212a",
-    "Σ",
-    "ς",
-    "Hello",
-    "HELLO",
-    "world",
-    "_",
-    ".",
-    "a.*b",
-    "{2}",
-    "]",
-    "<|sep|>",
-    " word",
-    "deadBEEF",
-    "日本",
-]
 
 CASE_INSENSITIVE = sorted(n for n in ONIG_PATTERNS if n.startswith("case_insensitive"))
 CASE_SENSITIVE = sorted(n for n in ONIG_PATTERNS if n not in CASE_INSENSITIVE)
@@ -423,14 +370,14 @@ PROPERTY_PRESETS = (
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(index=st.integers(0, len(PROPERTY_PRESETS) - 1), text=text_strategy(INTERESTING))
 def test_property_presets(index, text):
-    problems = compare_text(load_pair(PROPERTY_PRESETS[index]), text)
+    problems = compare_text(pair_from_json(PROPERTY_PRESETS[index]), text)
     assert not problems, "\n".join(problems)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(CASE_SENSITIVE),
     behavior=st.sampled_from(BEHAVIORS),
@@ -438,12 +385,12 @@ def test_property_presets(index, text):
     text=text_strategy(INTERESTING),
 )
 def test_property_oniguruma_patterns(name, behavior, invert, text):
-    pair = load_pair(revealing(split(ONIG_PATTERNS[name], behavior, invert)))
+    pair = pair_from_json(revealing(split(ONIG_PATTERNS[name], behavior, invert)))
     problems = compare_text(pair, text)
     assert not problems, "\n".join(problems)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(CASE_INSENSITIVE),
     behavior=st.sampled_from(BEHAVIORS),
@@ -453,6 +400,6 @@ def test_property_oniguruma_patterns(name, behavior, invert, text):
 def test_property_case_insensitive_patterns(name, behavior, invert, text):
     """Oniguruma's case folding: multi-char folds (ß ~ ss), no İ ~ i, and \\p{Ll} stays
     lowercase-only under (?i)."""
-    pair = load_pair(revealing(split(ONIG_PATTERNS[name], behavior, invert)))
+    pair = pair_from_json(revealing(split(ONIG_PATTERNS[name], behavior, invert)))
     problems = compare_text(pair, text)
     assert not problems, "\n".join(problems)

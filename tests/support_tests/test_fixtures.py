@@ -1,4 +1,5 @@
-"""The issue-5 fixtures: fetched or built once, cached by key, loadable by the oracle."""
+"""The wheel and built fixture files: fetched or built once, cached by key, loadable by the
+oracle, and between them carrying every component, flag and setting."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import tokenizers
 
 from tests.support import fixtures, trained
 
-NAMES = fixtures.part3_names()
+NAMES = fixtures.wheel_and_built_names()
 
 
 def _walk_types(node: object, found: set[str]) -> None:

@@ -1,0 +1,133 @@
+"""Unigram against the oracle on tiny hand-built and random vocabularies: Viterbi ties (the
+earlier candidate wins), unknowns fused and scored min - 10, a missing unk_id failing only when an
+unknown node is written, byte fallback, and serde_json's reading of long float literals.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import tokenizers
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from batchtok.utils.json_numbers import as_serde_float, serde_float
+from tests.support.models import (
+    SHORT,
+    assert_ids_and_decode,
+    assert_same_tokens,
+    model_file,
+)
+from tests.support.oracle import (
+    pair_from_json,
+)
+from tests.support.tier import examples
+
+
+def unigram(pieces, unk_id=0, byte_fallback=False, pre=None) -> str:
+    model = {
+        "type": "Unigram",
+        "unk_id": unk_id,
+        "vocab": [list(p) for p in pieces],
+        "byte_fallback": byte_fallback,
+    }
+    return model_file(model, pre)
+
+
+def test_unigram_ties_keep_the_earlier_candidate():
+    # "ab" (start 0) and "a"+"b" score the same: the first candidate written wins.
+    pair = pair_from_json(unigram([("<unk>", 0.0), ("a", -1.0), ("b", -1.0), ("ab", -2.0)]))
+    assert pair[0].encode("ab", False).tokens == ["ab"]
+    assert_same_tokens(pair, SHORT + ["abab", "aab", "abb", "ba", "bab"])
+
+
+def test_unigram_unknowns_fuse_and_score_min_minus_ten():
+    pieces = [("a", -1.0), ("<unk>", 5.0), ("b", -2.0), ("xy", -40.0), ("c", -3.0)]
+    pair = pair_from_json(unigram(pieces, unk_id=1))
+    # unk score is min(-40) - 10, not <unk>'s own 5.0: "xy" wins over two unknowns.
+    assert pair[0].encode("xy", False).tokens == ["xy"]
+    texts = SHORT + ["xxyy", "axyb<unk>z", "zz<unk>", "qq", "qxy", "xyq", "<unk><unk>"]
+    assert_same_tokens(pair, texts)
+    assert_ids_and_decode(pair, texts)
+
+
+def test_unigram_without_unk_id_fails_when_an_unknown_node_is_written():
+    pair = pair_from_json(unigram([("a", -1.0), ("b", -2.0), ("ab", -10.0), ("c", -1.0)], None))
+    # "ab": the unknown-free "a","b" path exists, so no unknown node is ever written.
+    texts = ["ab", "abc", "ba", "z", "az", "", "abz"]
+    assert_ids_and_decode(pair, texts)
+    assert_same_tokens(pair, texts)
+    empty = pair_from_json(unigram([], None))
+    assert_ids_and_decode(empty, ["", "a"])
+
+
+def test_unigram_byte_fallback_needs_every_byte():
+    pieces = [("<unk>", 0.0), ("a", -1.0)] + [(f"<0x{b:02X}>", -5.0) for b in range(0x80)]
+    pair = pair_from_json(unigram(pieces, byte_fallback=True))
+    texts = ["ab", "aé", "a🦀b", "zz", "<0x61>", "é", "a\x00"]
+    assert_ids_and_decode(pair, texts)
+    assert_same_tokens(pair, texts)
+
+
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.text("abcé<>", min_size=1, max_size=4), st.integers(-6, 0)),
+        min_size=0,
+        max_size=14,
+    ),
+    st.lists(st.text("abcdé<>", max_size=14), min_size=1, max_size=4),
+    st.sampled_from([0, 1, None]),
+    st.booleans(),
+)
+def test_unigram_random_vocabularies_with_many_ties(pieces, texts, unk_at, byte_fallback):
+    pieces = list(dict((p, float(s)) for p, s in pieces).items())
+    pieces.insert(0, ("<unk>", -3.0))
+    if byte_fallback:
+        pieces += [("<0x62>", -1.0), ("<0x64>", -2.0), ("<0xC3>", -2.0)]
+    if unk_at is not None and unk_at >= len(pieces):
+        unk_at = 0
+    pair = pair_from_json(unigram(pieces, unk_at, byte_fallback))
+    assert_ids_and_decode(pair, texts)
+    assert_same_tokens(pair, texts)
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False), st.lists(st.text("abcd", max_size=20), max_size=4))
+def test_unigram_long_float_scores_read_as_serde_json_does(rng, texts):
+    # 17-digit scores whose correctly rounded value serde_json misses by one ulp, with sums
+    # that nearly tie; batchtok must read them as tokenizers does to break the same ties.
+    pieces = [("<unk>", -30.0)]
+    for piece in ["a", "b", "c", "d", "ab", "bc", "cd", "abc", "bcd", "abcd"]:
+        pieces.append((piece, -rng.random() * 3 * len(piece)))
+    assert_same_tokens(pair_from_json(unigram(pieces)), texts)
+
+
+def test_serde_float_matches_the_oracles_reading():
+    rng = random.Random(5)
+    literals = [
+        repr(-rng.random() * rng.choice([1, 20, 1e-3, 1e5, 1e-300, 1e300])) for _ in range(3000)
+    ]
+    literals += [
+        "-1e-320",
+        "-5e-324",
+        "-1.7976931348623157e308",
+        "-0.1",
+        "3",
+        "-0",
+        "-12345678901234567890123",
+        "-1.00000000000000000000000001",
+        "-1e-400",
+        "-123456789012345678901234567890e-10",
+        "-0.000000000000000000001234567890123456",
+    ]
+    text = unigram([(f"p{i}", 0.0) for i in range(len(literals))], None)
+    head, _, _ = text.partition('"vocab": [')
+    body = ", ".join(f'["p{i}", {lit}]' for i, lit in enumerate(literals))
+    ref = tokenizers.Tokenizer.from_str(head + '"vocab": [' + body + '], "byte_fallback": false}}')
+    back = [score for _, score in json.loads(ref.to_str())["model"]["vocab"]]
+    assert [serde_float(lit) for lit in literals] == back
+    differs = sum(serde_float(lit) != float(lit) for lit in literals)
+    assert differs > 100  # the point of the module: Python's json reads these differently
+    assert [as_serde_float(float(lit)) for lit in literals[:3000]] == back[:3000]
