@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python -m tests.bench.bench --tokenizers llama3,gpt4o --mb 30 --repeats 3
+    python -m benchmarks.bench --tokenizers llama3,gpt4o --mb 30 --repeats 3
 
 For each tokenizer the same documents are encoded by
 
@@ -12,7 +12,7 @@ For each tokenizer the same documents are encoded by
 * tiktoken, with an Encoding built from the same vocabulary and Split regex (byte-level BPE only).
 
 Each timing is repeated and the median is reported; ids are checked against `tokenizers` on the
-first repeat. See tests/bench/README.md.
+first repeat. See benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -455,7 +455,7 @@ def git_commit() -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tests.bench.bench", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.bench", description=__doc__)
     ap.add_argument("--tokenizers", default=DEFAULT_TOKENIZERS, help="comma-separated names")
     ap.add_argument("--mb", type=float, default=30, help="MB (10^6 UTF-8 bytes) of text")
     ap.add_argument("--repeats", type=int, default=3, help="timings per engine (median shown)")

@@ -190,7 +190,7 @@ def tiktoken_pipeline(input_dir: Path, output_dir: Path, tokenizer: Path) -> Non
     Encoding built from the file is exact (byte-level BPE whose merge ranks are the ids)."""
     import tokenizers
 
-    from tests.bench.bench import build_tiktoken, plan_tiktoken
+    from benchmarks.bench import build_tiktoken, plan_tiktoken
 
     plan = plan_tiktoken(json.loads(tokenizer.read_text(encoding="utf-8")))
     if plan.skip or plan.rank_mode != "id":
