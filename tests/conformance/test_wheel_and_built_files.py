@@ -25,6 +25,15 @@ from tests.support.oracle import (
 
 # Documents per corpus kind (per language for multilingual), each cut to this many chars.
 DOCS, LANGUAGE_DOCS, CHARS = tier.count(40, 12), tier.count(4, 2), 3000
+# A truncated pair overflows into every window of one side times every window of the other:
+# 40 pairs of 3000-char texts make ~100k encodings on each side (GBs). The default tier pairs
+# texts cut to this many chars, which still overflow into several windows each.
+PAIR_CHARS = tier.count(CHARS, 300)
+
+
+def _pairs(docs: list[str], truncated: bool) -> list[tuple[str, str]]:
+    n = PAIR_CHARS if truncated else CHARS
+    return [(a[:n], b[:n]) for a, b in zip(docs, reversed(docs))]
 
 
 def _docs(kind: str) -> list[str]:
@@ -94,9 +103,9 @@ def test_ids_and_decode(file_pair, kind):
 def test_full_encodings_single_and_pair(file_pair, kind):
     _, ours, ref = file_pair
     docs = _docs(kind)[:40]
+    pairs = _pairs(docs, ours.truncation is not None)
     for add in (True, False):
         _same_batch(ours, ref, docs, add)
-        pairs = list(zip(docs, reversed(docs)))
         _same_batch(ours, ref, pairs, add)
 
 
@@ -104,10 +113,7 @@ def test_truncation_and_padding_through_the_api(file_pair):
     """The file's own settings replaced through the API, on both sides alike."""
     ours, ref = _fresh(file_pair[0])  # the session's cached pair stays as the file says
     docs = _docs("english")[:12] + _docs("multilingual")[::40]
-    # A truncated pair overflows into every window of one side times every window of the
-    # other (100k encodings for these docs whole): the default tier pairs shorter texts.
-    n = tier.count(CHARS, 600)
-    pairs = [(a[:n], b[:n]) for a, b in zip(docs, reversed(docs))]
+    pairs = _pairs(docs, truncated=True)
     for strategy, direction, stride in [
         ("longest_first", "right", 0),
         ("only_first", "left", 3),
