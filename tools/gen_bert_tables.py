@@ -20,9 +20,10 @@ from tools.gen_onig_tables import _all_chars, encode_ranges, to_ranges
 OUT = pathlib.Path(__file__).resolve().parents[1] / "batchtok" / "_tables" / "bert.py"
 
 
-def classes() -> dict[str, str]:
+def classes(chars: str | None = None) -> dict[str, str]:
     """Ranges (hex, space separated) of: chars clean_text deletes, chars it turns into a space,
-    non-spacing marks strip_accents deletes (on chars NFD keeps), and StripAccents' marks."""
+    non-spacing marks strip_accents deletes (on chars NFD keeps), and StripAccents' marks. Over
+    ``chars`` (default: every code point; a test may probe a sample)."""
     from tokenizers.normalizers import NFD, BertNormalizer, StripAccents
 
     clean = BertNormalizer(True, False, False, False).normalize_str
@@ -30,7 +31,7 @@ def classes() -> dict[str, str]:
     nfd = NFD().normalize_str
     marks = StripAccents().normalize_str
     deleted, spaces, nonspacing, combining = set(), set(), set(), set()
-    for c in _all_chars():
+    for c in _all_chars() if chars is None else chars:
         cleaned = clean(c)
         if cleaned == "":
             deleted.add(ord(c))

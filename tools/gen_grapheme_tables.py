@@ -12,7 +12,7 @@ classes as the oracle does, and batchtok segments text with the stand-ins substi
 
     python -m tools.gen_grapheme_tables   # needs tokenizers==0.23.3 and sentencepiece
 
-``tests/test_precompiled.py`` checks the committed table against the installed oracle.
+``tests/normalizers/test_precompiled.py`` checks the committed table against the installed oracle.
 """
 
 from __future__ import annotations
@@ -150,13 +150,14 @@ def signatures(probe, chars: list[str]) -> list[tuple[str, ...]]:
     return list(zip(*columns))
 
 
-def stand_ins() -> dict[int, str]:
+def stand_ins(chars: list[str] | None = None) -> dict[int, str]:
     """Code points the oracle clusters differently from ``regex``, each with a char that
-    ``regex`` clusters as the oracle clusters it (in every probed context)."""
+    ``regex`` clusters as the oracle clusters it (in every probed context). Among ``chars``
+    (default: every code point; a test may probe a sample)."""
     from tokenizers.normalizers import Precompiled
 
     oracle = Precompiled(probe_charsmap()).normalize_str
-    chars = code_points()
+    chars = code_points() if chars is None else chars
     theirs = signatures(oracle, chars)
     ours = signatures(regex_probe, chars)
     out: dict[int, str] = {}

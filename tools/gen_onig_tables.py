@@ -6,7 +6,7 @@ of every class it can translate, read off the oracle itself:
 
     python -m tools.gen_onig_tables   # needs tokenizers==0.23.3
 
-``tests/test_unicode_tables.py`` checks the committed tables against the installed oracle.
+``tests/test_tables.py`` checks the committed tables against the installed oracle.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ OUT = pathlib.Path(__file__).resolve().parents[1] / "batchtok" / "_tables" / "on
 
 
 def _all_chars() -> str:
+    """Every code point but the surrogates, in order."""
     return "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
 
 
@@ -73,8 +74,10 @@ def rust_word_chars(text: str) -> set[int]:
     }
 
 
-def table() -> dict[str, str]:
-    text = _all_chars()
+def table(text: str | None = None) -> dict[str, str]:
+    """Each class's code point ranges, over ``text`` (default: every code point; a test may
+    probe a sample)."""
+    text = _all_chars() if text is None else text
     out = {}
     out["rust_w"] = encode_ranges(to_ranges(rust_word_chars(text)))
     for name in CATEGORIES:
@@ -89,19 +92,20 @@ def table() -> dict[str, str]:
 NORMALIZERS_OUT = OUT.with_name("unicode.py")
 
 
-def normalizer_differences() -> dict[str, dict[int, str]]:
+def normalizer_differences(chars: str | None = None) -> dict[str, dict[int, str]]:
     """The oracle's Lowercase of every char it changes, and the single chars on which its
     NFC / NFD / NFKC / NFKD differ from this Python's ``unicodedata``.
 
     `tokenizers` lowercases with Rust's tables (whole table kept: no dependence on Python's
     Unicode version) and normalizes with an older crate than ``unicodedata`` (a few dozen
-    differences, valid for this Python's Unicode version only).
+    differences, valid for this Python's Unicode version only). Over ``chars`` (default: every
+    code point; a test may probe a sample).
     """
     import unicodedata
 
     from tokenizers import normalizers
 
-    chars = _all_chars()
+    chars = _all_chars() if chars is None else chars
     out: dict[str, dict[int, str]] = {}
     checks = {
         "Lowercase": (normalizers.Lowercase(), lambda c: c),

@@ -64,14 +64,15 @@ def _alone_after_a(pre, chars: str) -> tuple[set[int], set[int]]:
     return alone, {ord(c) for i, c in enumerate(chars) if not covered[2 * i + 1]}
 
 
-def char_classes() -> dict[str, str]:
+def char_classes(chars: str | None = None) -> dict[str, str]:
     """Code point ranges (hex, as in ``_tables/onig.py``) of each class the pre-tokenizers use.
 
     WhitespaceSplit removes exactly the whitespace, Punctuation(Removed) exactly the
     punctuation, Whitespace exactly its regex spaces; Whitespace cuts a non-word char from the
-    word char "a" around it, and Digits(individual) a numeric one.
+    word char "a" around it, and Digits(individual) a numeric one. Over ``chars`` (default:
+    every code point; a test may probe a sample).
     """
-    chars = _all_chars()
+    chars = _all_chars() if chars is None else chars
     sets = {
         "whitespace": _uncovered(pt.WhitespaceSplit(), chars),
         "punctuation": _uncovered(pt.Punctuation("removed"), chars),

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batchtok import Tokenizer, TokenizerFileError
+from tests.support import tier
 from tests.support.adversarial import INTERESTING
 from tests.support.caches import per_module_cache
 from tests.support.oracle import (
@@ -211,7 +212,7 @@ def test_normalizer_with_added_tokens_and_prefix_space(name):
     """The normalizer runs on each fragment between non-normalized added tokens."""
     tj = config(NORMALIZERS[name], prefix_space=True, added=ADDED)
     if name == "Replace_re_to_empty_everything":
-        # it empties the normalized added tokens: refused (see test_added_tokens.py)
+        # it empties the normalized added tokens: refused (see tests/test_added_vocabulary.py)
         with pytest.raises(TokenizerFileError) as info:
             Tokenizer.from_str(tj)
         assert info.value.path == "added_tokens"
@@ -290,6 +291,8 @@ def byte_identity_json(normalizer: str) -> str:
 SWEPT_CODE_POINTS = [
     chr(c) for c in [*range(0xD800), *range(0xE000, 0x40000), *range(0xE0000, 0xF0000)]
 ]
+# The default tier sweeps every 7th of them (about 45 000), the full tier all.
+SWEPT_CODE_POINTS = tier.spread(SWEPT_CODE_POINTS, len(SWEPT_CODE_POINTS) // 7)
 CHUNK = 4096
 
 
@@ -353,8 +356,8 @@ def test_property_each_normalizer(name, text):
 
 # Replace_re_to_empty_everything turns the normalized added token into "", a case with its own
 # failing tests (here test_normalizer_with_added_tokens_and_prefix_space, and
-# test_content_that_normalizes_to_nothing_never_matches in test_added_tokens.py); left out of
-# this mix so that it does not end every run of it.
+# test_content_that_normalizes_to_nothing_is_refused in tests/test_added_vocabulary.py); left
+# out of this mix so that it does not end every run of it.
 SEQUENCE_NAMES = [n for n in PROPERTY_NAMES if n != "Replace_re_to_empty_everything"]
 
 

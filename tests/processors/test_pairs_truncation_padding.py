@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batchtok import Tokenizer, TokenizerFileError
+from tests.support import tier
 from tests.support.adversarial import adversarial_strings
 from tests.support.caches import per_module_cache
 from tests.support.oracle import byte_level_base, outcome, pair_for, with_changes
@@ -223,6 +224,9 @@ def test_processor_single_and_pair(processor):
 
 STRATEGIES = ("longest_first", "only_first", "only_second")
 DIRECTIONS = ("right", "left")
+# (direction, stride, max_length): all 30 in the full tier, 11 spread over the grid (each value
+# of each axis among them) in the default tier.
+TRUNCATION_GRID = tier.spread(list(itertools.product(DIRECTIONS, (0, 1, 3), (0, 1, 3, 4, 7))), 11)
 
 
 @pytest.mark.parametrize(
@@ -237,7 +241,7 @@ def test_truncation_grid(processor, strategy):
         # B twice in its pair template: the overflowing cross product of two long texts has
         # tens of thousands of encodings
         inputs.remove((LONG[0], LONG[1]))
-    for direction, stride, max_length in itertools.product(DIRECTIONS, (0, 1, 3), (0, 1, 3, 4, 7)):
+    for direction, stride, max_length in TRUNCATION_GRID:
         kwargs = dict(stride=stride, strategy=strategy, direction=direction)
         set_ours = outcome(functools.partial(ours.enable_truncation, max_length, **kwargs))
         set_ref = outcome(functools.partial(ref.enable_truncation, max_length, **kwargs))
@@ -292,14 +296,17 @@ def test_overflowing_covers_the_whole_text():
 # Padding
 
 
+# (direction, length, pad_to_multiple_of): all 24 in the full tier, 10 spread over the grid
+# (each value of each axis among them) in the default tier.
+PADDING_GRID = tier.spread(list(itertools.product(DIRECTIONS, (None, 4, 40), (None, 0, 5, 8))), 10)
+
+
 @pytest.mark.parametrize("processor", ["none", "bert", "template_odd"])
 def test_padding_variants(processor):
     ours, ref = fresh_pair(synthetic_json(processor))
     problems = []
     batch = ["", "a", LONG[0], ("Hello world", "x"), ("a b", LONG[1][:30])]
-    for direction, length, multiple in itertools.product(
-        DIRECTIONS, (None, 4, 40), (None, 0, 5, 8)
-    ):
+    for direction, length, multiple in PADDING_GRID:
         kwargs = dict(
             direction=direction,
             pad_id=7,

@@ -11,6 +11,9 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 FULL = os.environ.get("BATCHTOK_TEST_TIER") == "full"
 
@@ -57,3 +60,16 @@ def docs(corpus: Sequence[str], budget_chars: int, key: str = "") -> list[str]:
 def count(full: int, fast: int) -> int:
     """A count of cases (documents, strings, repeats): ``full`` or ``fast`` by tier."""
     return full if FULL else min(full, fast)
+
+
+def spread(items: Sequence[T], fast: int) -> list[T]:
+    """Every item in the full tier; in the default tier ``fast`` of them, evenly spaced and
+    always the same (the first and the last included), so that a table or grid is still
+    crossed from end to end."""
+    items = list(items)
+    n = count(len(items), fast)
+    if n >= len(items):
+        return items
+    if n <= 1:
+        return items[:n]
+    return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)]
