@@ -707,6 +707,10 @@ def test_gpt2_like(decoder):
     assert_agree(pair_from_json(tj), texts)
 
 
+# ---------------------------------------------------------------------------------------------
+# Hypothesis on the hand-built vocabulary and the whole tokenizers
+
+
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(SAFE_VOCAB_DECODERS),

@@ -1,7 +1,7 @@
 """The SentencePiece-BPE lineage (Llama-2, Mistral v0.1, Gemma 3): what sets it apart.
 
-The real files go through tests/test_conformance.py and tests/test_properties.py with the
-others; here: the two Metaspace spellings, the transform alone, synthetic files over one
+The real files go through tests/conformance/ (test_bpe_files.py, test_arbitrary_text.py) with
+the others; here: the two Metaspace spellings, the transform alone, synthetic files over one
 vocabulary, and vocabularies that break the boundary proof.
 """
 
