@@ -452,6 +452,11 @@ def _known_refusal(err: TokenizerFileError, what: str) -> str | None:
         # FINDING duplicate-unigram-piece: a Unigram vocab listing a piece twice loads in
         # tokenizers (deterministically); batchtok refuses it.
         return "duplicate-unigram-piece"
+    if "whose content the normalizer empties" in err.reason:
+        # FINDING emptied-added-token: a normalized added token that the normalizer maps to ""
+        # ("\x1f" under BertNormalizer's clean_text) loads in tokenizers and never matches on
+        # the texts tried; batchtok refuses the file.
+        return "emptied-added-token"
     if "expected a JSON object" in err.reason:
         # FINDING component-as-array: serde reads a struct from a JSON array of its fields in
         # order, so tokenizers loads "normalizer": [[]] as Sequence([]).
@@ -577,6 +582,23 @@ FINDINGS = {
         '"normalizer": ' + '{"type":"Sequence","normalizers":[' * 64 + '{"type":"NFC"}' + "]}" * 64,
     ),
     "version-null": json.dumps({**TINY, "version": None}),
+    "emptied-added-token": json.dumps(
+        {
+            **TINY,
+            "added_tokens": [
+                {
+                    "id": 3,
+                    "content": "\x1f",
+                    "single_word": False,
+                    "lstrip": False,
+                    "rstrip": False,
+                    "normalized": True,
+                    "special": False,
+                }
+            ],
+            "normalizer": {"type": "BertNormalizer", **BERT_FIELDS, "lowercase": True},
+        }
+    ),
     "duplicate-unigram-piece": json.dumps(
         {
             **TINY,
