@@ -29,7 +29,7 @@ from ..utils.spec import Spec
 from .base import Normalizer, leading_through
 
 # Grapheme segmentation of `regex` (checked against the oracle's unicode-segmentation crate on
-# every code point by tests/test_precompiled.py).
+# every code point by tests/normalizers/test_precompiled.py).
 _GRAPHEME = regex.compile(r"\X", regex.DOTALL)
 
 # Chars x that can be joined to the next char in one grapheme (UAX #29 rules GB3, GB6-GB8,

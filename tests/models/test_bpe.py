@@ -165,7 +165,7 @@ def test_legacy_string_merges_give_the_same_ids():
 @pytest.mark.parametrize("use_regex", [True, False])
 @pytest.mark.parametrize("ignore_merges", [False, True])
 def test_long_words_take_the_heap_path(use_regex, ignore_merges):
-    """Words of more than 48 symbols (here up to 10,000) are merged with a heap in batchtok."""
+    """Words of more than 256 symbols (here up to 10,000) are merged with a heap in batchtok."""
     base = byte_level_base()
     pre = dict(base["pre_tokenizer"], use_regex=use_regex)
     tj = with_changes(
