@@ -139,12 +139,16 @@ class Tokenizer:
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> Tokenizer:
         with open(path, "rb") as f:
-            raw = f.read()
+            return cls.from_buffer(f.read())
+
+    @classmethod
+    def from_buffer(cls, buffer: bytes) -> Tokenizer:
+        """A tokenizer from the bytes of a tokenizer.json (``tokenizers`` has the same call)."""
         try:
-            text = raw.decode("utf-8")
+            text = bytes(buffer).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise TokenizerFileError(
-                "$", raw[exc.start : exc.start + 8], "file is not UTF-8"
+                "$", bytes(buffer)[exc.start : exc.start + 8], "file is not UTF-8"
             ) from exc
         return cls.from_str(text)
 

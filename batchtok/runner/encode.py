@@ -100,13 +100,7 @@ def load_tokenizer(job: Job, xxh3: str, data: bytes) -> Tokenizer:
     try:
         from batchtok import Tokenizer  # the engine, loaded only when a shard needs it
 
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise TokenizerFileError(
-                "$", data[exc.start : exc.start + 8], "file is not UTF-8"
-            ) from exc
-        tok = Tokenizer.from_str(text)
+        tok = Tokenizer.from_buffer(data)
     except TokenizerFileError as exc:
         raise JobError(
             [job.problem("tokenizer.path", f"{job.tokenizer_path} is refused: {exc}")],
