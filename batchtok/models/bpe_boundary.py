@@ -7,6 +7,7 @@ proof holds, the tokenizer cuts it here and caches each part on its own.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import regex
 
@@ -47,14 +48,17 @@ class BoundarySplitter:
         vocab = model.vocab
         in_longer = set("".join(t for t in vocab if len(t) > 1))
         has_all_bytes = model.byte_fallback and all(t in vocab for t in model.byte_token_strings())
+        # Without a ``mark`` token, the mark is a char like any other: every char must fall
+        # in one of the classes below, or the pieces would drop it.
         self.mark = mark if mark in vocab else ""
+        marks = {mark} if self.mark else set()
         if has_all_bytes:
             isolated = "[^" + _char_class(in_longer) + "]"
-            joined = "[" + _char_class(in_longer - {mark}) + "]"
+            joined = "[" + _char_class(in_longer - marks) + "]"
         else:
-            lone = {t for t in vocab if len(t) == 1} - in_longer - {mark}
+            lone = {t for t in vocab if len(t) == 1} - in_longer - marks
             isolated = "[" + _char_class(lone) + "]" if lone else ""
-            joined = "[^" + _char_class(lone | {mark}) + "]"
+            joined = "[^" + _char_class(lone | marks) + "]"
         m = re.escape(self.mark)
         alternatives = [f"{m}*{joined}+", f"{m}+"] if self.mark else [f"{joined}+"]
         if isolated:
@@ -72,6 +76,33 @@ class BoundarySplitter:
             if crossing and self.mark
             else None
         )
+
+    def iter_split(self, word: str) -> Iterator[str]:
+        """:meth:`split` one piece at a time, for a word too long to hold all its pieces."""
+        parts = (m.group() for m in self._parts.finditer(word))
+        if self._crossing is None:
+            yield from parts
+            return
+        # a cut at ``at`` is unsafe when a crossing token's match starts before it and ends
+        # after it; matches come in order of their start, so the furthest end so far decides
+        crossings = self._crossing.finditer(word, overlapped=True)
+        cross = next(crossings, None)
+        reach = 0
+        held = next(parts, None)
+        if held is None:
+            return
+        at = len(held)
+        for piece in parts:
+            while cross is not None and cross.start() < at:
+                reach = max(reach, cross.end())
+                cross = next(crossings, None)
+            if at < reach:
+                held += piece
+            else:
+                yield held
+                held = piece
+            at += len(piece)
+        yield held
 
     def split(self, word: str) -> list[str]:
         pieces = self._parts.findall(word)
