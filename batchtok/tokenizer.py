@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 
 from .added_vocabulary import AddedVocabulary, read_added_tokens
@@ -23,7 +24,7 @@ from .models.bpe_boundary import BoundarySplitter
 from .normalizers import Normalizer, read_normalizer
 from .padding import Padding, read_padding
 from .pre_tokenizers import PreTokenizer, read_pre_tokenizer
-from .pre_tokenizers.splitter import compile_splitter, split_and_map
+from .pre_tokenizers.splitter import compile_splitter, compile_streaming_splitter, split_and_map
 from .processors import PostProcessor, default_process, read_post_processor
 from .truncation import (
     STRATEGY_NAMES,
@@ -53,6 +54,9 @@ _A, _B = -1, -2
 # Entries of one generation of the per-piece cache (two are kept). Measured on llama3 over
 # mixed text: ~450 bytes of memory an entry (key, ids tuple, int objects, dict slot).
 DEFAULT_CACHE_ENTRIES = 500_000
+# A fragment longer than this is split and encoded a piece at a time by encode_ids_into, so
+# its pieces are never all held (they take ~12x the text's memory as Python strings).
+STREAM_CHARS = 1 << 20
 CACHE_ENTRY_BYTES = 450
 
 
@@ -113,6 +117,7 @@ class Tokenizer:
         self.encode_special_tokens = False
         splitter, self._piece_map = split_and_map(pre_tokenizer)
         self._split = compile_splitter(splitter)
+        self._stream = compile_streaming_splitter(splitter)
         # Byte-level files are split fine by their regex; the others may send a whole text
         # to BPE as one word.
         boundary = (
@@ -122,6 +127,8 @@ class Tokenizer:
         )
         if boundary is not None and boundary.active:
             self._split = _with_boundary_split(self._split, boundary)
+            if self._stream is not None:
+                self._stream = _with_boundary_stream(self._stream, boundary)
         self._cache = _PieceCache(self._tokenize_piece, cache_entries)
         self._truncation: Truncation | None = truncation
         self._padding: Padding | None = padding
@@ -227,6 +234,20 @@ class Tokenizer:
             else:
                 ids += chain.from_iterable(map(cache.__getitem__, split(fragment, at_start)))
         return ids
+
+    def _sequence_ids_into(self, text: str, out: array) -> None:
+        """:meth:`_sequence_ids` appended to ``out``; a long fragment is split and encoded one
+        piece at a time when the pre-tokenizer can stream (see compile_streaming_splitter)."""
+        lookup = self._cache.__getitem__
+        for fragment, token_id, at_start in self._fragments(text):
+            if token_id is not None:
+                out.append(token_id)
+                continue
+            if len(fragment) > STREAM_CHARS and self._stream is not None:
+                pieces: Iterable[str] = self._stream(fragment, at_start)
+            else:
+                pieces = self._split(fragment, at_start)
+            out.extend(chain.from_iterable(map(lookup, pieces)))
 
     def _input_ids(self, sequence: str | Sequence[str], is_pretokenized: bool) -> list[int]:
         if not is_pretokenized:
@@ -340,6 +361,29 @@ class Tokenizer:
                 return prefix + ids + suffix if (prefix or suffix) else ids
         ids = self._ids(text, pair, add_special_tokens)
         return ids if self._padding is None else self._padding.pad_ids([ids])[0]
+
+    def encode_ids_into(self, text: str, out: array, add_special_tokens: bool = True) -> int:
+        """Append ``encode_ids(text, add_special_tokens)`` to ``out`` (an ``array.array`` of a
+        type the ids fit); returns how many were appended.
+
+        Without truncation or padding the ids go straight into ``out`` and a long text is split
+        a piece at a time, so memory stays about ``out``'s size plus the text's whatever the
+        text's length (for pre-tokenizers led by a pattern, ByteLevel's included, and for BPE
+        files without one). If it raises, ``out`` is left as it was.
+        """
+        start = len(out)
+        try:
+            prefix, suffix = self._affixes[add_special_tokens] if self._plain else (None, None)
+            if prefix is None:
+                out.extend(self.encode_ids(text, add_special_tokens))
+            else:
+                out.extend(prefix)
+                self._sequence_ids_into(_text(text), out)
+                out.extend(suffix)
+        except BaseException:
+            del out[start:]
+            raise
+        return len(out) - start
 
     def encode_batch_ids(
         self,
@@ -623,5 +667,17 @@ def _with_boundary_split(
         for piece in split(text, at_start):
             out += boundary(piece)
         return out
+
+    return run
+
+
+def _with_boundary_stream(
+    stream: Callable[[str, AtStart], Iterator[str]], splitter: BoundarySplitter
+) -> Callable[[str, AtStart], Iterator[str]]:
+    cut = splitter.iter_split
+
+    def run(text: str, at_start: AtStart) -> Iterator[str]:
+        for piece in stream(text, at_start):
+            yield from cut(piece)
 
     return run

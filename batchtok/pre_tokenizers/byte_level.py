@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..metaspace import AtStart
 from ..utils.byte_level import byte_level_map
 from ..utils.spec import Spec
@@ -25,6 +27,13 @@ class ByteLevel(PreTokenizer):
         if self.splitter is not None:
             pieces = self.splitter.pre_tokenize(pieces)
         return pieces
+
+    def iter_split(self, text: str) -> Iterator[str]:
+        """:meth:`split_only` of one text (with the regex), one piece at a time."""
+        if self.add_prefix_space and not text.startswith(" "):
+            text = " " + text
+        assert self.splitter is not None, "iter_split needs use_regex"
+        return self.splitter.iter_pieces(text)
 
     def pre_tokenize(self, pieces: list[str], at_start: AtStart = False) -> list[str]:
         return [byte_level_map(p) for p in self.split_only(pieces)]

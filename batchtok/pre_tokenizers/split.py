@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 from ..metaspace import AtStart
 from ..utils.onig import OnigPattern, escape_literal
 from ..utils.patterns import compile_checked, read_pattern
@@ -11,24 +13,63 @@ from .base import PreTokenizer
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 
 
-def split_spans(n: int, spans: list[tuple[int, int]], behavior: str, invert: bool):
+def split_spans(n: int, spans: Iterable[tuple[int, int]], behavior: str, invert: bool):
     """Apply a split behaviour to match spans; returns the kept (start, end) ranges.
 
     Mirrors `tokenizers`: the matches and the gaps between them form one list covering the
     text; ``invert`` flips which are matches; the behaviour then removes, isolates or merges.
     """
-    marked: list[tuple[int, int, bool]] = []
+    return _apply(list(_marked(n, spans, invert)), behavior)
+
+
+def iter_split_spans(
+    n: int, spans: Iterable[tuple[int, int]], behavior: str, invert: bool, chunk: int = 4096
+) -> Iterator[tuple[int, int]]:
+    """:func:`split_spans` over a stream of spans, holding about ``chunk`` of them at a time.
+
+    The marked list is cut into chunks only before an item that no behaviour joins to the one
+    before it (see :func:`_starts_fresh`), so each chunk gives what the whole list gives there.
+    """
+    held: list[tuple[int, int, bool]] = []
+    for item in _marked(n, spans, invert):
+        if len(held) >= chunk and _starts_fresh(held[-1][2], item[2], behavior):
+            yield from _apply(held, behavior)
+            held = []
+        held.append(item)
+    yield from _apply(held, behavior)
+
+
+def _marked(n: int, spans: Iterable[tuple[int, int]], invert: bool):
+    """(start, end, is a match) for the matches and the gaps between them, in order."""
     if n == 0:
-        marked.append((0, 0, invert))
-    else:
-        prev = 0
-        for s, e in spans:
-            if prev != s:
-                marked.append((prev, s, invert))
-            marked.append((s, e, not invert))
-            prev = e
-        if prev != n:
-            marked.append((prev, n, invert))
+        yield (0, 0, invert)
+        return
+    prev = 0
+    for s, e in spans:
+        if prev != s:
+            yield (prev, s, invert)
+        yield (s, e, not invert)
+        prev = e
+    if prev != n:
+        yield (prev, n, invert)
+
+
+def _starts_fresh(before: bool, item: bool, behavior: str) -> bool:
+    """Whether an item marked ``item`` after one marked ``before`` always starts a new range.
+
+    Contiguous joins equal neighbours; MergedWithPrevious joins a match to the gap before it;
+    MergedWithNext joins a match to the gap after it.
+    """
+    if behavior == "Contiguous":
+        return item != before
+    if behavior == "MergedWithPrevious":
+        return not (item and not before)
+    if behavior == "MergedWithNext":
+        return not (before and not item)
+    return True
+
+
+def _apply(marked: list[tuple[int, int, bool]], behavior: str) -> list[tuple[int, int]]:
     if behavior == "Removed":
         return [(s, e) for s, e, m in marked if not m]
     if behavior == "Isolated":
@@ -83,6 +124,11 @@ class Split(PreTokenizer):
         return [
             (s, e) for s, e in split_spans(len(text), spans, self.behavior, self.invert) if e > s
         ]
+
+    def iter_pieces(self, text: str) -> Iterator[str]:
+        """:meth:`split_one` one piece at a time, for a text too long to hold all its pieces."""
+        spans = iter_split_spans(len(text), self.onig.iter_spans(text), self.behavior, self.invert)
+        return (text[s:e] for s, e in spans if e > s)
 
     def pre_tokenize(self, pieces: list[str], at_start: AtStart = False) -> list[str]:
         out: list[str] = []

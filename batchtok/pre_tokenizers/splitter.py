@@ -8,13 +8,13 @@ keyed by the unmapped piece and skip the mapping entirely on a cache hit;
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from ..metaspace import AtStart
 from ..utils.byte_level import byte_level_map
 from .base import PreTokenizer
 from .byte_level import ByteLevel, ByteLevelSplit
-from .sequence import Sequence
+from .sequence import Sequence, uses_start
 from .split import Split
 
 
@@ -34,10 +34,10 @@ def split_and_map(
     return pre, None
 
 
-def compile_splitter(splitter: PreTokenizer | None) -> Callable[[str, AtStart], list[str]]:
-    """A function (fragment, at_start) -> pieces, skipping stages that cannot change anything."""
+def _active_stages(splitter: PreTokenizer | None) -> list[PreTokenizer]:
+    """The stages of ``splitter`` that can change something."""
     stages = splitter.pretokenizers if isinstance(splitter, Sequence) else [splitter]
-    stages = [
+    return [
         s
         for s in stages
         if s is not None
@@ -47,6 +47,11 @@ def compile_splitter(splitter: PreTokenizer | None) -> Callable[[str, AtStart], 
             and not s.byte_level.use_regex
         )
     ]
+
+
+def compile_splitter(splitter: PreTokenizer | None) -> Callable[[str, AtStart], list[str]]:
+    """A function (fragment, at_start) -> pieces, skipping stages that cannot change anything."""
+    stages = _active_stages(splitter)
     if not stages:
         return lambda text, at_start: [text] if text else []
     if len(stages) == 1 and isinstance(stages[0], Split):
@@ -57,3 +62,38 @@ def compile_splitter(splitter: PreTokenizer | None) -> Callable[[str, AtStart], 
         return lambda text, at_start: only.pre_tokenize([text], at_start)
     sequence = Sequence(stages)
     return lambda text, at_start: sequence.pre_tokenize([text], at_start)
+
+
+def compile_streaming_splitter(
+    splitter: PreTokenizer | None,
+) -> Callable[[str, AtStart], Iterator[str]] | None:
+    """:func:`compile_splitter` yielding one piece at a time, for a fragment too long to hold
+    all its pieces; None when the first stage cannot stream.
+
+    Every stage splits each piece on its own, as `tokenizers` does; only a Metaspace "first"
+    asks where a piece stands in the input, so a pipeline holding one never streams here. The
+    first stage streams when it is a pattern (Split, or ByteLevel's regex): its matches are
+    found one after another, and each piece goes through the later stages as it comes.
+    """
+    stages = _active_stages(splitter)
+    if not stages:
+        return lambda text, at_start: iter([text] if text else [])
+    if any(map(uses_start, stages)):
+        return None
+    first, rest = stages[0], stages[1:]
+    if isinstance(first, Split):
+        head: Callable[[str], Iterator[str]] = first.iter_pieces
+    elif isinstance(first, ByteLevelSplit) and first.byte_level.splitter is not None:
+        head = first.byte_level.iter_split
+    else:
+        return None
+    if not rest:
+        return lambda text, at_start: head(text)
+    tail = rest[0] if len(rest) == 1 else Sequence(rest)
+
+    def run(text: str, at_start: AtStart) -> Iterator[str]:
+        pre_tokenize = tail.pre_tokenize
+        for piece in head(text):
+            yield from pre_tokenize([piece])
+
+    return run

@@ -25,6 +25,7 @@ import json
 import os
 import re
 import sys
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -42,6 +43,8 @@ from .job import Job
 
 DTYPE_MAX = {"int32": 2**31 - 1, "uint16": 2**16 - 1, "uint32": 2**32 - 1}
 MEMO_BYTES = 16 << 20  # inputs and ids remembered per shard for dedup across batches
+# A text longer than this (in chars) is encoded straight into the output's id array.
+LONG_CHARS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -363,6 +366,45 @@ class Encoder:
         if not keys or type(keys[0]) is str:
             return self.tok.encode_batch_ids(keys, self.add)
         return self.tok.encode_batch_ids([k[0] for k in keys], self.add, [k[1] for k in keys])
+
+    def encode_into(
+        self, texts: list[str], pairs: list[str] | None, values: array
+    ) -> tuple[list[int | None], dict[int, str]]:
+        """Append each input's ids to ``values`` in order; returns (ids appended per input,
+        None where the engine could not encode it; {index: error}).
+
+        A single text over :data:`LONG_CHARS` is encoded straight into ``values`` (the engine
+        streams its pieces), never remembered: memory stays near the text plus its ids.
+        """
+        long = (
+            set() if pairs is not None else {i for i, t in enumerate(texts) if len(t) > LONG_CHARS}
+        )
+        short = [i for i in range(len(texts)) if i not in long]
+        encoded, short_errors = (
+            self.encode(
+                [texts[i] for i in short], None if pairs is None else [pairs[i] for i in short]
+            )
+            if long
+            else self.encode(texts, pairs)
+        )
+        errors = {short[j]: message for j, message in short_errors.items()}
+        found = iter(encoded)
+        lengths: list[int | None] = []
+        for i, text in enumerate(texts):
+            if i in long:
+                try:
+                    lengths.append(self.tok.encode_ids_into(text, values, self.add))
+                except Exception as exc:  # noqa: BLE001 - one row at fault, not the batch
+                    errors[i] = f"{type(exc).__name__}: {exc}"
+                    lengths.append(None)
+                continue
+            ids = next(found)
+            if ids is None:
+                lengths.append(None)
+            else:
+                values.fromlist(ids)
+                lengths.append(len(ids))
+        return lengths, errors
 
     def encode(
         self, texts: list[str], pairs: list[str] | None = None

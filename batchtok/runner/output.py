@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import inspect
 import json
 import os
@@ -82,22 +83,39 @@ def ids_arrays(id_lists: Sequence[list[int] | None], dtype: str) -> tuple[pa.Arr
 
     Built from flat buffers (one C-level pass over the ids), not a Python loop per token.
     """
-    lengths = [0 if ids is None else len(ids) for ids in id_lists]
-    n = len(lengths)
-    offsets = array("i", accumulate(lengths, initial=0))
     values = array(TYPECODES[dtype])
     append = values.fromlist  # a C loop per list: ~3x faster than array(code, chain(...))
     for ids in id_lists:
         if ids:
             append(ids if type(ids) is list else list(ids))
+    return list_arrays(values, [None if ids is None else len(ids) for ids in id_lists], dtype)
+
+
+def list_arrays(
+    values: array, lengths: Sequence[int | None], dtype: str
+) -> tuple[pa.Array, pa.Array]:
+    """(list<dtype> array, int32 counts) over ``values`` (the rows' ids one after another,
+    used in place: not copied) cut by ``lengths``; a None length is a null row in both."""
+    n = len(lengths)
+    sizes = [length or 0 for length in lengths]
+    offsets = array("i", accumulate(sizes, initial=0))
     value_type = ARROW_TYPES[dtype]
     values_arr = pa.Array.from_buffers(value_type, len(values), [None, pa.py_buffer(values)])
     offsets_arr = pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(offsets)])
-    nulls = [ids is None for ids in id_lists]
+    nulls = [length is None for length in lengths]
     mask = pa.array(nulls, pa.bool_()) if any(nulls) else None
     list_arr = pa.ListArray.from_arrays(offsets_arr, values_arr, mask=mask)
-    counts = pa.array(lengths, pa.int32(), mask=mask)
+    counts = pa.array(sizes, pa.int32(), mask=mask)
     return list_arr, counts
+
+
+@functools.lru_cache(maxsize=16)
+def leaf_paths(schema: pa.Schema) -> tuple[str, ...]:
+    """The Parquet column paths of ``schema``'s leaves (``ids.list.element`` for a list)."""
+    sink = pa.BufferOutputStream()
+    pq.ParquetWriter(sink, schema).close()
+    meta = pq.read_metadata(pa.BufferReader(sink.getvalue()))
+    return tuple(meta.schema.column(i).path for i in range(meta.num_columns))
 
 
 def metadata_bytes(doc: dict[str, Any]) -> bytes:
@@ -160,8 +178,12 @@ class AtomicParquet:
         tag: str,
         guard: Callable[[], None] | None = None,
         record_file: str = "",
+        no_statistics: Sequence[str | None] = (),
     ) -> None:
         self.dest = dest
+        # Columns written without min/max statistics: for a text column Arrow computes them
+        # over whole values (5x a 50 MB text's size in memory) and drops them over 4 KB.
+        self.no_statistics = {name for name in no_statistics if name}
         # Where to record the digest (with ``record``, filled by the writer's user), before
         # the rename: the file is never in place without it.
         self.record_file = record_file
@@ -177,7 +199,13 @@ class AtomicParquet:
 
     def __enter__(self) -> AtomicParquet:
         os.makedirs(os.path.dirname(self.tmp), exist_ok=True)
-        options = {"write_page_checksum": True} if _CHECKSUMS else {}
+        options: dict[str, Any] = {"write_page_checksum": True} if _CHECKSUMS else {}
+        if self.no_statistics & set(self.schema.names):
+            options["write_statistics"] = [
+                path
+                for path in leaf_paths(self.schema)
+                if path.split(".", 1)[0] not in self.no_statistics
+            ]
         self.writer = pq.ParquetWriter(
             self.tmp, self.schema, compression=self.compression, **options
         )

@@ -15,6 +15,7 @@ import logging
 import os
 import resource
 import time
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,7 @@ from .cache import RowGroupHash, file_xxh3, hash_row_groups, stat_key
 from .encode import Encoder, SpecialCounter, TokenizerFacts
 from .errors import BadRowError, CorruptFileError, InputChangedError
 from .lock import check_lock
-from .output import AtomicParquet, copy_row_groups, ids_arrays
+from .output import TYPECODES, AtomicParquet, copy_row_groups, list_arrays
 from .stats import ShardStats
 
 log = logging.getLogger("batchtok.runner.worker")
@@ -336,32 +337,36 @@ def _encode_piece(
     valid = [i for i in range(n) if i not in bad] if bad else range(n)
     valid_texts = [texts[i] for i in valid] if bad else texts
     valid_pairs = [pairs[i] for i in valid] if bad and pairs is not None else pairs
-    encoded, errors = encoder.encode(valid_texts, valid_pairs)
+    del texts, pairs  # a long row's text is held once, by valid_texts
+    # the ids of every row, one after another, become the output column's buffer as they are
+    values = array(TYPECODES[settings.dtype])
+    encoded, errors = encoder.encode_into(valid_texts, valid_pairs, values)
     counter.count(valid_texts, stats.special_tokens)
     if valid_pairs is not None:
         counter.count(valid_pairs, stats.special_tokens)
-    ids_list: list[list[int] | None]
+    del valid_texts, valid_pairs
+    lengths: list[int | None]
     if bad:
-        ids_list = [None] * n
-        for i, ids in zip(valid, encoded):
-            ids_list[i] = ids
+        lengths = [None] * n
+        for i, length in zip(valid, encoded):
+            lengths[i] = length
     else:
-        ids_list = encoded
+        lengths = encoded
     for j, message in errors.items():
         bad[valid[j]] = f"encode error: {message}"
     for i in sorted(bad):
         state.bad_row(first_row + i, bad[i])
     if bad and settings.bad_rows == "empty_ids":
         for i in bad:
-            ids_list[i] = []
-    ids_arr, counts = ids_arrays(ids_list, settings.dtype)
+            lengths[i] = 0
+    ids_arr, counts = list_arrays(values, lengths, settings.dtype)
     columns = [piece.column(name) for name in state.task.keep] + [ids_arr, counts]
     out = pa.RecordBatch.from_arrays(columns, schema=schema)
     if bad and settings.bad_rows == "skip":
         out = out.filter(pa.array([i not in bad for i in range(n)], pa.bool_()))
     stats.rows_in += n
     stats.rows_out += out.num_rows
-    stats.tokens += sum(len(ids) for ids in ids_list if ids)
+    stats.tokens += len(values)
     stats.text_bytes += _text_bytes(piece, settings)
     return out
 
@@ -422,6 +427,7 @@ def encode_shard(task: ShardTask, report: Report) -> ShardResult:
             task.key,
             record_file=task.record_file,
             guard=_publish_guard,
+            no_statistics=(settings.text_column, settings.pair_column),
         ) as sink,
         UnchangedInput(task.path, task.stat) as source,
     ):
@@ -483,8 +489,15 @@ TaskResult = HashResult | ShardResult | JoinResult
 
 def assemble_file(task: AssembleTask, report: Report) -> JoinResult:
     """Write ``task.dest`` from row groups of parts and of the previous output, in order."""
+    settings: EncodeSettings = _STATE["settings"]
     with AtomicParquet(
-        task.dest, task.tmp_dir, task.schema, task.compression, task.tag, guard=_publish_guard
+        task.dest,
+        task.tmp_dir,
+        task.schema,
+        task.compression,
+        task.tag,
+        guard=_publish_guard,
+        no_statistics=(settings.text_column, settings.pair_column),
     ) as sink:
         for source, first, end, digest in task.sources:
             if digest and file_xxh3(source) != digest:

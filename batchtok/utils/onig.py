@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import regex
@@ -568,8 +568,11 @@ class OnigPattern:
 
     def find_spans(self, text: str) -> list[tuple[int, int]]:
         """Match spans in the order and with the empty-match rule of onig's ``find_iter``."""
+        return list(self.iter_spans(text))
+
+    def iter_spans(self, text: str) -> Iterator[tuple[int, int]]:
+        """:meth:`find_spans` one span at a time (a long text's spans are never all held)."""
         rx = self._pattern_for(text)
-        out: list[tuple[int, int]] = []
         last_end, last_match_end, n = 0, -1, len(text)
         while last_end <= n:
             m = rx.search(text, last_end)
@@ -580,8 +583,7 @@ class OnigPattern:
                 last_end += 1
                 continue
             last_end = last_match_end = e
-            out.append((s, e))
-        return out
+            yield s, e
 
     def sub(self, content: str, text: str) -> str:
         """Replace every match by ``content`` (literally), as the Replace normalizer does."""
