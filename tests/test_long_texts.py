@@ -31,6 +31,7 @@ PATTERNS = [
     r"\d",
     r"\s+",
     r"'s|'t| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
+    r"[ab]+(?=\s)",
 ]
 
 
@@ -62,10 +63,13 @@ def test_chunked_behaviours_equal_the_whole_list(case, behavior, invert, chunk):
     behavior=st.sampled_from(BEHAVIORS),
     invert=st.booleans(),
     text=st.text(st.sampled_from("ab \n1.\u00e9\u4e2d"), max_size=60),
+    size=st.integers(1, 5),
 )
-def test_split_streams_the_pieces_it_lists(pattern, behavior, invert, text):
+def test_split_streams_the_pieces_it_lists(pattern, behavior, invert, text, size):
     split = Split(pattern, True, behavior, invert)
-    assert list(split.iter_pieces(text)) == split.split_one(text)
+    batches = list(split.iter_pieces(text, size))
+    assert [p for batch in batches for p in batch] == split.split_one(text)
+    assert all(batches)
 
 
 STREAMING_FILES = spread(ALL_FILES, 8)
@@ -112,3 +116,25 @@ def test_a_failed_append_leaves_the_array_as_it_was():
     with pytest.raises(OverflowError):
         ours.encode_ids_into("hello world " * 100, out, False)
     assert out.tolist() == [1, 2]
+
+
+def test_a_streamed_text_holds_its_ids_not_its_pieces(monkeypatch):
+    """The Python memory an encode_ids_into call takes for a long text: its id array and a
+    batch of pieces, not every piece (~60 bytes each as a str) nor every id as a list slot."""
+    import tracemalloc
+
+    ours, _ = pair_for("llama3")
+    monkeypatch.setattr(batchtok.tokenizer, "STREAM_CHARS", 10_000)
+    english = "\n\n".join(corpora.sample_docs("english", 200, 5000))
+    text = (english * (2_000_000 // len(english) + 1))[:2_000_000]
+    ours.encode_ids_into(text, array("i"), False)  # the piece cache is warm from here on
+    tracemalloc.start()
+    try:
+        out = array("i")
+        ours.encode_ids_into(text, out, False)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    ids_bytes = out.itemsize * len(out)
+    assert len(out) > 300_000  # ~5 chars a piece: a list of them would take ~25 MB
+    assert peak < 1.5 * ids_bytes + (1 << 20), (peak, ids_bytes)

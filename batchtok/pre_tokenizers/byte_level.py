@@ -28,8 +28,8 @@ class ByteLevel(PreTokenizer):
             pieces = self.splitter.pre_tokenize(pieces)
         return pieces
 
-    def iter_split(self, text: str) -> Iterator[str]:
-        """:meth:`split_only` of one text (with the regex), one piece at a time."""
+    def iter_split(self, text: str) -> Iterator[list[str]]:
+        """:meth:`split_only` of one text (with the regex), in batches of pieces."""
         if self.add_prefix_space and not text.startswith(" "):
             text = " " + text
         assert self.splitter is not None, "iter_split needs use_regex"

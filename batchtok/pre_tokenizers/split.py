@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import islice
 
 from ..metaspace import AtStart
 from ..utils.onig import OnigPattern, escape_literal
@@ -125,10 +126,37 @@ class Split(PreTokenizer):
             (s, e) for s, e in split_spans(len(text), spans, self.behavior, self.invert) if e > s
         ]
 
-    def iter_pieces(self, text: str) -> Iterator[str]:
-        """:meth:`split_one` one piece at a time, for a text too long to hold all its pieces."""
-        spans = iter_split_spans(len(text), self.onig.iter_spans(text), self.behavior, self.invert)
-        return (text[s:e] for s, e in spans if e > s)
+    def iter_pieces(self, text: str, size: int = 4096) -> Iterator[list[str]]:
+        """:meth:`split_one` in batches of about ``size`` pieces, for a text too long to hold
+        all its pieces at once."""
+        if self.onig.nullable or not self._matches_only:
+            spans = iter_split_spans(
+                len(text), self.onig.iter_spans(text), self.behavior, self.invert
+            )
+            while chunk := list(islice(spans, size)):
+                batch = [text[s:e] for s, e in chunk if e > s]
+                if batch:
+                    yield batch
+            return
+        # the matches alone (Removed + invert) or the matches and the gaps (Isolated): the
+        # gaps are empty where the matches cover the text, as the pattern usually ensures
+        pos = 0
+        for matches in self.onig.iter_match_batches(text, size):
+            pieces = [m.group() for m in matches]
+            end = matches[-1].end()
+            if not self.invert and (
+                matches[0].start() != pos or sum(map(len, pieces)) != end - pos
+            ):
+                pieces = []
+                for m in matches:
+                    if m.start() != pos:
+                        pieces.append(text[pos : m.start()])
+                    pieces.append(m.group())
+                    pos = m.end()
+            yield pieces
+            pos = end
+        if pos < len(text) and not self.invert:
+            yield [text[pos:]]
 
     def pre_tokenize(self, pieces: list[str], at_start: AtStart = False) -> list[str]:
         out: list[str] = []

@@ -66,23 +66,23 @@ def compile_splitter(splitter: PreTokenizer | None) -> Callable[[str, AtStart], 
 
 def compile_streaming_splitter(
     splitter: PreTokenizer | None,
-) -> Callable[[str, AtStart], Iterator[str]] | None:
-    """:func:`compile_splitter` yielding one piece at a time, for a fragment too long to hold
-    all its pieces; None when the first stage cannot stream.
+) -> Callable[[str, AtStart], Iterator[list[str]]] | None:
+    """:func:`compile_splitter` yielding the pieces in batches, for a fragment too long to hold
+    all its pieces at once; None when the first stage cannot stream.
 
     Every stage splits each piece on its own, as `tokenizers` does; only a Metaspace "first"
     asks where a piece stands in the input, so a pipeline holding one never streams here. The
     first stage streams when it is a pattern (Split, or ByteLevel's regex): its matches are
-    found one after another, and each piece goes through the later stages as it comes.
+    found a batch at a time, and each batch goes through the later stages as it comes.
     """
     stages = _active_stages(splitter)
     if not stages:
-        return lambda text, at_start: iter([text] if text else [])
+        return lambda text, at_start: iter([[text]] if text else [])
     if any(map(uses_start, stages)):
         return None
     first, rest = stages[0], stages[1:]
     if isinstance(first, Split):
-        head: Callable[[str], Iterator[str]] = first.iter_pieces
+        head: Callable[[str], Iterator[list[str]]] = first.iter_pieces
     elif isinstance(first, ByteLevelSplit) and first.byte_level.splitter is not None:
         head = first.byte_level.iter_split
     else:
@@ -90,10 +90,4 @@ def compile_streaming_splitter(
     if not rest:
         return lambda text, at_start: head(text)
     tail = rest[0] if len(rest) == 1 else Sequence(rest)
-
-    def run(text: str, at_start: AtStart) -> Iterator[str]:
-        pre_tokenize = tail.pre_tokenize
-        for piece in head(text):
-            yield from pre_tokenize([piece])
-
-    return run
+    return lambda text, at_start: map(tail.pre_tokenize, head(text))

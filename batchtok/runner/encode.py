@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batchtok import EncodeError, TokenizerFileError, __version__
+from batchtok.tokenizer import STREAM_CHARS
 
 if TYPE_CHECKING:
     from batchtok import Tokenizer
@@ -44,7 +45,7 @@ from .job import Job
 DTYPE_MAX = {"int32": 2**31 - 1, "uint16": 2**16 - 1, "uint32": 2**32 - 1}
 MEMO_BYTES = 16 << 20  # inputs and ids remembered per shard for dedup across batches
 # A text longer than this (in chars) is encoded straight into the output's id array.
-LONG_CHARS = 1 << 20
+LONG_CHARS = STREAM_CHARS
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 import regex
 
@@ -565,6 +566,14 @@ class OnigPattern:
         """The matched substrings, or None when some match is empty (use find_spans)."""
         pieces = self._pattern_for(text).findall(text)
         return None if "" in pieces else pieces
+
+    def iter_match_batches(self, text: str, size: int = 4096) -> Iterator[list[re.Match]]:
+        """The matches of a pattern that never matches empty (``not nullable``: Python's
+        ``finditer`` then agrees with onig's ``find_iter``), ``size`` at a time."""
+        assert not self.nullable, "empty matches follow onig's rule: use iter_spans"
+        matches = self._pattern_for(text).finditer(text)
+        while batch := list(islice(matches, size)):
+            yield batch
 
     def find_spans(self, text: str) -> list[tuple[int, int]]:
         """Match spans in the order and with the empty-match rule of onig's ``find_iter``."""
