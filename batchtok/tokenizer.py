@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from array import array
@@ -34,7 +35,7 @@ from .truncation import (
     truncate_encodings,
     truncate_ids,
 )
-from .utils.spec import USIZE_MAX, Spec
+from .utils.spec import USIZE_MAX, Spec, collect_ignored
 
 TOP_LEVEL_KEYS = (
     "version",
@@ -53,6 +54,7 @@ _A, _B = -1, -2
 
 # Entries of one generation of the per-piece cache (two are kept). Measured on llama3 over
 # mixed text: ~450 bytes of memory an entry (key, ids tuple, int objects, dict slot).
+log = logging.getLogger("batchtok")
 DEFAULT_CACHE_ENTRIES = 500_000
 # A fragment longer than this (in chars) is split and encoded a batch of pieces at a time by
 # encode_ids_into: its pieces as Python strings take ~12x the text's memory. Shorter ones are
@@ -116,6 +118,8 @@ class Tokenizer:
             added_tokens, model.vocab.get, len(model.vocab), normalizer
         )
         self.encode_special_tokens = False
+        # JSON paths of the fields the file holds that tokenizers ignores (set by from_dict)
+        self.ignored_fields: tuple[str, ...] = ()
         splitter, self._piece_map = split_and_map(pre_tokenizer)
         self._split = compile_splitter(splitter)
         self._stream = compile_streaming_splitter(splitter)
@@ -175,9 +179,22 @@ class Tokenizer:
 
     @classmethod
     def from_dict(cls, data: dict) -> Tokenizer:
+        with collect_ignored() as ignored:
+            tok = cls._from_dict(data)
+        tok.ignored_fields = tuple(ignored)
+        if ignored:
+            log.info(
+                "tokenizer.json: %d field(s) ignored, as tokenizers ignores them: %s",
+                len(ignored),
+                ", ".join(ignored[:8]) + (", ..." if len(ignored) > 8 else ""),
+            )
+        return tok
+
+    @classmethod
+    def _from_dict(cls, data: dict) -> Tokenizer:
         top = Spec(data, "")
-        version = top.raw("version", None)
-        if version is not None and version != "1.0":
+        version = top.raw("version", "1.0")  # may be missing, not null (tokenizers refuses)
+        if version != "1.0":
             raise top.fail("version", version, 'unknown tokenizer version (expected "1.0")')
         if "added_tokens" in data and data["added_tokens"] is None:
             raise top.fail("added_tokens", None, "expected an array (tokenizers rejects null)")
@@ -201,7 +218,7 @@ class Tokenizer:
                 raise top.fail(
                     key, data[key], "unknown top-level key (tokenizers refuses the file)"
                 )
-        top.finish()
+        top.finish(strict=True)
         return cls(
             model,
             added,
@@ -578,6 +595,9 @@ class Tokenizer:
             f"decoder: {self.decoder.describe() if self.decoder else None}",
             f"vocab size: {self.get_vocab_size()} ({len(self.model.vocab)} in the model)",
         ]
+        if self.ignored_fields:
+            lines.append("ignored fields (tokenizers ignores them too):")
+            lines += [f"  {path}" for path in self.ignored_fields]
         return "\n".join(lines)
 
 

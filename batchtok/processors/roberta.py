@@ -37,11 +37,7 @@ class RobertaProcessing(BertProcessing):
         return f"RobertaProcessing(cls={self.cls}, sep={self.sep})"
 
     @classmethod
-    def from_spec(cls, spec: Spec) -> BertProcessing:
-        if not (spec.has("trim_offsets") and spec.has("add_prefix_space")):
-            # the library reads post-processors untagged: without these two fields the object
-            # is not a Roberta one and loads as BertProcessing
-            return BertProcessing.from_spec(spec)
+    def from_spec(cls, spec: Spec) -> RobertaProcessing:
         spec.boolean("trim_offsets")
         spec.boolean("add_prefix_space")
         return cls(read_special_token(spec, "sep"), read_special_token(spec, "cls"))

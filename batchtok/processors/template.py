@@ -98,7 +98,7 @@ def _template_pieces(spec: Spec, key: str, special_tokens: dict) -> list:
         name = body.string("id")
         type_id = body.uint("type_id")
         body.finish()
-        item.finish()
+        item.finish(strict=True)  # the oracle matches the wrapper's shape exactly
         if kind == "Sequence" and name not in ("A", "B"):
             raise body.fail("id", name, "a template sequence must be A or B")
         if kind == "SpecialToken" and name not in special_tokens:

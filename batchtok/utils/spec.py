@@ -1,14 +1,18 @@
 """Reading tokenizer.json objects with a JSON path, so every refusal can say where it is.
 
 A :class:`Spec` wraps one JSON object. Components read their fields through it; when a component
-is built, :meth:`Spec.finish` refuses any key nobody read. `tokenizers` ignores unknown keys inside
-components, but an unknown key may be a format feature newer than batchtok that changes ids, so
-batchtok refuses rather than guess.
+is built, :meth:`Spec.finish` deals with the keys nobody read as `tokenizers` does: serde ignores
+unknown keys inside components (none of its structs denies them), so batchtok ignores them too
+and records their paths (:func:`collect_ignored`), which the tokenizer logs once and ``batchtok
+inspect`` lists. Only where the oracle refuses (the top level, a template piece's wrapper) does
+``finish(strict=True)`` refuse.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from ..errors import TokenizerFileError
@@ -17,6 +21,28 @@ T = TypeVar("T")
 _MISSING: Any = object()
 U32_MAX = 2**32 - 1
 USIZE_MAX = 2**64 - 1
+# The JSON paths of the fields ignored while one file is read (see collect_ignored).
+_IGNORED: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "batchtok_ignored_fields", default=None
+)
+
+
+def record_ignored(paths: list[str]) -> None:
+    """Add ``paths`` to the fields ignored so far (those of a reading that was kept)."""
+    collected = _IGNORED.get()
+    if collected is not None:
+        collected += paths
+
+
+@contextlib.contextmanager
+def collect_ignored() -> Iterator[list[str]]:
+    """Collect, into the list yielded, the JSON path of every field ignored while reading."""
+    paths: list[str] = []
+    token = _IGNORED.set(paths)
+    try:
+        yield paths
+    finally:
+        _IGNORED.reset(token)
 
 
 class Spec:
@@ -73,14 +99,14 @@ class Spec:
     def fail(self, key: str | int | None, value: Any, reason: str) -> TokenizerFileError:
         return TokenizerFileError(self.path if key is None else self.at(key), value, reason)
 
-    def finish(self) -> None:
+    def finish(self, strict: bool = False) -> None:
+        """Deal with the keys nobody read: refused when ``strict``, else ignored and recorded."""
         unknown = sorted(k for k in self.data if k not in self._read)
-        if unknown:
+        if unknown and strict:
             raise TokenizerFileError(
-                self.at(unknown[0]),
-                self.data[unknown[0]],
-                "unknown field; batchtok refuses fields it does not know rather than ignore them",
+                self.at(unknown[0]), self.data[unknown[0]], "unknown field (tokenizers refuses it)"
             )
+        record_ignored([self.at(key) for key in unknown])
 
     def _typed(
         self, key: str, default: Any, nullable: bool, ok: Callable[[Any], bool], what: str
