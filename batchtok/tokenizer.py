@@ -115,7 +115,7 @@ class Tokenizer:
         self.post_processor = post_processor
         self.decoder = decoder
         self.added_vocabulary = AddedVocabulary(
-            added_tokens, model.vocab.get, len(model.vocab), normalizer
+            added_tokens, model.vocab.get, model.vocab_size, normalizer
         )
         self.encode_special_tokens = False
         # JSON paths of the fields the file holds that tokenizers ignores (set by from_dict)
@@ -579,9 +579,11 @@ class Tokenizer:
         return vocab
 
     def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        base = self.model.vocab_size
         if not with_added_tokens:
-            return len(self.model.vocab)
-        return len(self.model.vocab.keys() | self.added_vocabulary.content_to_id.keys())
+            return base
+        added = self.added_vocabulary.content_to_id
+        return base + sum(1 for content in added if content not in self.model.vocab)
 
     def describe(self) -> str:
         """The component tree, one block a line."""
@@ -593,7 +595,7 @@ class Tokenizer:
             f"model: {self.model.describe()}",
             f"post_processor: {self.post_processor.describe() if self.post_processor else None}",
             f"decoder: {self.decoder.describe() if self.decoder else None}",
-            f"vocab size: {self.get_vocab_size()} ({len(self.model.vocab)} in the model)",
+            f"vocab size: {self.get_vocab_size()} ({self.model.vocab_size} in the model)",
         ]
         if self.ignored_fields:
             lines.append("ignored fields (tokenizers ignores them too):")

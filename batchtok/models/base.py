@@ -21,6 +21,12 @@ class Model:
         vocab_r = self.vocab_r
         return [vocab_r[i] for i in self.tokenize(word)]
 
+    @property
+    def vocab_size(self) -> int:
+        """What tokenizers' ``Model::get_vocab_size`` counts: the entries of the vocabulary as
+        the file lists them (Unigram's list may hold a piece twice)."""
+        return len(self.vocab)
+
     def describe(self) -> str:
         return type(self).__name__
 

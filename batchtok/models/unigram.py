@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..errors import EncodeError, TokenizerFileError
+from ..errors import EncodeError
 from ..utils.json_numbers import as_serde_float
 from ..utils.spec import Spec, read_usize
 from .base import Model
@@ -33,7 +33,9 @@ class Unigram(Model):
         self.pieces = pieces
         self.unk_id = unk_id
         self.byte_fallback = byte_fallback
-        # A piece listed twice maps to its last id (and that id's score), as in tokenizers.
+        # A piece listed twice (transformers' converters write a special piece the trained model
+        # already holds) maps to its last id and that id's score, as in tokenizers; every id
+        # still decodes to its piece, and the vocab size counts both (see vocab_size).
         self.vocab = {piece: i for i, (piece, _) in enumerate(pieces)}
         self.vocab_r = {i: piece for i, (piece, _) in enumerate(pieces)}
         self.unk_score = min((s for _, s in pieces), default=math.inf) - _UNK_PENALTY
@@ -49,6 +51,10 @@ class Unigram(Model):
                 table[piece] = (i, pieces[i][1])
         self._table = table
         self._byte_ids = [self.vocab.get(f"<0x{b:02X}>") for b in range(256)]
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.pieces)
 
     def segment(self, word: str) -> list[str]:
         """The word's pieces as text (fused unknown spans included), before id lookup."""
@@ -147,7 +153,6 @@ class Unigram(Model):
         positions), ``unk_id`` (null allowed) and ``byte_fallback``."""
         raw = spec.array("vocab")
         pieces: list[tuple[str, float]] = []
-        first_id: dict[str, int] = {}
         for i, entry in enumerate(raw):
             if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
                 raise spec.fail(f"vocab[{i}]", entry, "expected a [piece, score] pair")
@@ -158,16 +163,6 @@ class Unigram(Model):
                 score = as_serde_float(value)
             except ValueError as exc:
                 raise spec.fail(f"vocab[{i}]", entry, f"score is not a finite f64 ({exc})") from exc
-            other = first_id.setdefault(piece, i)
-            if other != i:
-                # tokenizers keeps the last id for encoding but counts both in its vocab size,
-                # which moves the ids of added tokens; batchtok's vocab is a mapping.
-                raise TokenizerFileError(
-                    spec.at(f"vocab[{i}]"),
-                    piece,
-                    f"piece also listed at vocab[{other}]; tokenizers then counts one vocab entry "
-                    "more than it can look up, which batchtok does not reproduce",
-                )
             pieces.append((piece, score))
         unk_id = read_usize(spec, "unk_id", None, nullable=True)
         if unk_id is not None:

@@ -448,10 +448,6 @@ def _known_refusal(err: TokenizerFileError, what: str) -> str | None:
         # ...} or {"type": "Isolated", "lowercase": true, ...} is a BertNormalizer.
         # (Post-processors are read by their fields, as tokenizers reads them.)
         return "untagged-components"
-    if "one vocab entry more than it can look up" in err.reason:
-        # FINDING duplicate-unigram-piece: a Unigram vocab listing a piece twice loads in
-        # tokenizers (deterministically); batchtok refuses it.
-        return "duplicate-unigram-piece"
     if "whose content the normalizer empties" in err.reason:
         # FINDING emptied-added-token: a normalized added token that the normalizer maps to ""
         # ("\x1f" under BertNormalizer's clean_text) loads in tokenizers and never matches on
@@ -592,16 +588,6 @@ FINDINGS = {
                 }
             ],
             "normalizer": {"type": "BertNormalizer", **BERT_FIELDS, "lowercase": True},
-        }
-    ),
-    "duplicate-unigram-piece": json.dumps(
-        {
-            **TINY,
-            "model": {
-                "type": "Unigram",
-                "unk_id": 0,
-                "vocab": [["<unk>", 0.0], ["<unk>", -1.0], ["a", -2.0], ["b", -3.0]],
-            },
         }
     ),
 }

@@ -19,9 +19,7 @@ from tests.support.models import (
     assert_same_tokens,
     model_file,
 )
-from tests.support.oracle import (
-    pair_from_json,
-)
+from tests.support.oracle import outcome, pair_from_json
 from tests.support.tier import examples
 
 
@@ -131,3 +129,52 @@ def test_serde_float_matches_the_oracles_reading():
     differs = sum(serde_float(lit) != float(lit) for lit in literals)
     assert differs > 100  # the point of the module: Python's json reads these differently
     assert [as_serde_float(float(lit)) for lit in literals[:3000]] == back[:3000]
+
+
+def _added(token_id: int, content: str, special: bool) -> dict:
+    return {
+        "id": token_id,
+        "content": content,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": False,
+        "special": special,
+    }
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b", "ab", "<pad>", "ba", "abc"]), st.integers(-6, 0)),
+        min_size=1,
+        max_size=10,
+    ),
+    st.lists(
+        st.tuples(st.integers(0, 14), st.sampled_from(["<pad>", "X", "ab", "<s>"]), st.booleans()),
+        max_size=3,
+        unique_by=lambda t: t[1],
+    ),
+    st.lists(st.text("ab<pad>Xs", max_size=12), min_size=1, max_size=3),
+)
+def test_a_piece_listed_twice_loads_as_in_the_oracle(pieces, added, texts):
+    """transformers' converters can list a special piece twice (at its trained id and again
+    at the id they assign). tokenizers looks the piece up at its last id, decodes both ids to
+    it, and counts both in the vocab size, which places the added tokens after them."""
+    vocab = [["<unk>", -3.0]] + [[p, float(s)] for p, s in pieces]
+    data = json.loads(unigram(vocab))
+    data["added_tokens"] = [_added(i, content, special) for i, content, special in added]
+    ours, ref = pair_from_json(json.dumps(data))
+    for get in (
+        lambda t: t.get_vocab_size(),
+        lambda t: t.get_vocab_size(False),
+        lambda t: t.get_vocab(),
+        lambda t: [t.id_to_token(i) for i in range(len(vocab) + 4)],
+        lambda t: [t.token_to_id(c) for c in ("<pad>", "X", "ab", "<s>")],
+    ):
+        assert get(ours) == get(ref)
+    assert_ids_and_decode((ours, ref), texts)
+    every_id = list(range(len(vocab) + 2))
+    for skip in (True, False):
+        want = outcome(lambda skip=skip: ref.decode(every_id, skip_special_tokens=skip))
+        assert outcome(lambda skip=skip: ours.decode(every_id, skip_special_tokens=skip)) == want
