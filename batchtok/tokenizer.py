@@ -173,6 +173,8 @@ class Tokenizer:
             raise TokenizerFileError(
                 "$", excerpt, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
             ) from exc
+        except RecursionError as exc:  # ~1000 levels: far past what tokenizers accepts
+            raise TokenizerFileError("$", None, _TOO_DEEP) from exc
         if _SURROGATE_ESCAPE.search(json_text):
             _refuse_lone_surrogates(data, "")
         return cls.from_dict(data)
@@ -201,6 +203,7 @@ class Tokenizer:
         added = read_added_tokens(top.array("added_tokens", []), Spec(data, "added_tokens"))
         if "model" not in data:
             raise top.fail("model", None, "Model missing.")
+        _refuse_deep_nesting(data)
 
         def component(key: str, reader):
             value = top.raw(key, None)
@@ -601,6 +604,34 @@ class Tokenizer:
             lines.append("ignored fields (tokenizers ignores them too):")
             lines += [f"  {path}" for path in self.ignored_fields]
         return "\n".join(lines)
+
+
+# serde_json (and so tokenizers) refuses JSON nested deeper than this: its recursion limit of 128
+# is spent one level per array or object, the top-level object included.
+MAX_NESTING = 127
+_TOO_DEEP = f"nested deeper than {MAX_NESTING} arrays and objects (tokenizers refuses it)"
+
+
+def _refuse_deep_nesting(data: object) -> None:
+    """Refuse ``data`` where tokenizers' parser would. A model's vocab and merges are skipped:
+    their readers take only flat entries, so nothing deep passes there either."""
+    if type(data) is not dict:
+        return  # refused as not an object by the reader
+    # an unknown top-level key is refused for itself
+    stack: list[tuple[object, int, str]] = [
+        (value, 2, key)
+        for key, value in data.items()
+        if key in TOP_LEVEL_KEYS and type(value) in (dict, list)
+    ]
+    while stack:
+        node, depth, path = stack.pop()
+        if depth > MAX_NESTING:
+            raise TokenizerFileError(path, None, _TOO_DEEP)
+        items = node.items() if isinstance(node, dict) else enumerate(node)  # type: ignore
+        for key, value in items:
+            if type(value) in (dict, list) and not (path == "model" and key in ("vocab", "merges")):
+                where = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}"
+                stack.append((value, depth + 1, where))
 
 
 # json accepts a lone surrogate escape such as "\ud800"; serde_json, and so tokenizers, refuse it.

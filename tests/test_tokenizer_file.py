@@ -9,7 +9,7 @@ import pathlib
 import pytest
 import tokenizers
 
-from batchtok import Tokenizer, TokenizerFileError
+from batchtok import Tokenizer, TokenizerFileError, tokenizer
 
 GPT2 = (
     pathlib.Path(__file__).resolve().parents[1]
@@ -152,10 +152,56 @@ def test_model_missing(base):
     assert oracle_refuses(data)
 
 
-def test_wrong_version(base):
-    data = dict(base, version="2.0")
+@pytest.mark.parametrize("version", ["2.0", None, 1.0, ""])
+def test_wrong_version(base, version):
+    data = dict(base, version=version)
     assert refused(data).path == "version"
     assert oracle_refuses(data)
+
+
+def test_a_missing_version_is_read_as_1_0(base):
+    data = {k: v for k, v in base.items() if k != "version"}
+    assert not oracle_refuses(data)
+    Tokenizer.from_dict(data)
+
+
+def _nested_sequences(base: dict, levels: int) -> dict:
+    """A decoder of ``levels`` Sequences, one inside the other, around a Fuse."""
+    decoder: dict = {"type": "Fuse"}
+    for _ in range(levels):
+        decoder = {"type": "Sequence", "decoders": [decoder]}
+    return dict(base, decoder=decoder)
+
+
+def test_nesting_is_refused_exactly_where_the_oracle_refuses_it(base):
+    """serde_json allows 127 levels of arrays and objects, the top-level object included: a
+    Sequence is two (its object and its list), the Fuse one more, the file's object one."""
+    deepest = (tokenizer.MAX_NESTING - 2) // 2  # 62 Sequences: 1 + 124 + 1 = 126 levels
+    for levels in (deepest, deepest + 1):
+        data = _nested_sequences(base, levels)
+        depth = 1 + 2 * levels + 1
+        assert oracle_refuses(data) is (depth > tokenizer.MAX_NESTING), levels
+        if depth > tokenizer.MAX_NESTING:
+            err = refused(data)
+            assert err.path.startswith("decoder.decoders[0]") and "nested deeper" in err.reason
+        else:
+            Tokenizer.from_dict(data)
+
+
+def test_nesting_too_deep_for_pythons_parser_is_a_refusal(base):
+    text = json.dumps(base).replace(
+        '"decoder": {', '"decoder": ' + "[" * 5000 + "]" * 5000 + ', "x": {', 1
+    )
+    err = refused(text)
+    assert err.path == "$" and "nested deeper" in err.reason
+    assert oracle_refuses(text)
+
+
+@pytest.mark.parametrize("kind", [[], {}, 5, None, True])
+def test_a_type_that_is_not_a_string_is_refused(base, kind):
+    data = dict(base, normalizer={"type": kind})
+    assert oracle_refuses(data)
+    assert refused(data).path.startswith("normalizer")
 
 
 def test_unsupported_regex_construct(base):

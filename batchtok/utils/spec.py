@@ -135,7 +135,7 @@ def dispatch(spec: Spec, registry: dict[str, Callable[[Spec], T]], what: str) ->
             f"{what} without a 'type' (a legacy untagged form); batchtok only reads tagged "
             "components",
         )
-    builder = registry.get(kind)
+    builder = registry.get(kind) if isinstance(kind, str) else None
     if builder is None:
         raise spec.fail("type", kind, f"unknown or unsupported {what} type")
     component = builder(spec)

@@ -460,28 +460,6 @@ def _known_refusal(err: TokenizerFileError, what: str) -> str | None:
     return None
 
 
-def _known_crash(exc: Exception) -> str | None:
-    """The finding an exception other than TokenizerFileError is, if known."""
-    if isinstance(exc, RecursionError):
-        # FINDING deep-nesting: json.loads raises RecursionError on ~1000-deep arrays or
-        # objects (tokenizers: "recursion limit exceeded", past 128 levels).
-        return "deep-nesting"
-    if isinstance(exc, TypeError) and "unhashable" in str(exc):
-        # FINDING type-not-a-string: a component's "type" that is an array or an object
-        # reaches a dict lookup in utils.spec.dispatch.
-        return "type-not-a-string"
-    return None
-
-
-def _known_acceptance(oracle_error: BaseException, what: str) -> str | None:
-    """The finding a file batchtok loads and the oracle refuses is, if known."""
-    if "recursion limit exceeded" in str(oracle_error):
-        # FINDING depth-limit: serde_json refuses JSON nested deeper than 128 levels; batchtok
-        # loads a Sequence of Sequences ... 64 deep (129 levels).
-        return "depth-limit"
-    return None
-
-
 def check(name: str, what: str, raw: bytes, tmp: Path) -> None:
     path = tmp / f"{name}.json"
     path.write_bytes(raw)
@@ -501,12 +479,6 @@ def check(name: str, what: str, raw: bytes, tmp: Path) -> None:
                 assert any(r in err.reason for r in REFUSED_WITH_THE_ORACLE), (
                     f"{name}: {what}: the oracle loads the file, batchtok refuses it: {err}"
                 )
-            return
-        except Exception as exc:
-            if _known_crash(exc) is None:
-                raise
-            return
-        if not ok_ref and _known_acceptance(ref, what) is not None:
             return
         assert ok_ref, f"{name}: {what}: the oracle refuses ({ref}), batchtok loads the file"
         padding = ref.padding or {}
@@ -565,14 +537,6 @@ FINDINGS = {
         {**TINY, "normalizer": {"type": "Isolated", **BERT_FIELDS, "lowercase": True}}
     ),
     "component-as-array": json.dumps({**TINY, "normalizer": [[]]}),
-    "deep-nesting": json.dumps(TINY).replace(
-        '"normalizer": null', '"normalizer": ' + "[" * 100_000 + "]" * 100_000
-    ),
-    "type-not-a-string": json.dumps({**TINY, "normalizer": {"type": []}}),
-    "depth-limit": json.dumps(TINY).replace(
-        '"normalizer": null',
-        '"normalizer": ' + '{"type":"Sequence","normalizers":[' * 64 + '{"type":"NFC"}' + "]}" * 64,
-    ),
     "emptied-added-token": json.dumps(
         {
             **TINY,
