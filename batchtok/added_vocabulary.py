@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from ._tables.onig import RANGES
-from .errors import TokenizerFileError
+from .errors import EncodeError, TokenizerFileError
 from .normalizers.base import Normalizer
 from .normalizers.sequence import Sequence
 from .utils.spec import Spec
@@ -68,6 +68,8 @@ class AddedVocabulary:
         self.tokens_by_id: dict[int, AddedToken] = {}
         self.special_contents: set[str] = set()
         self.normalized_content: dict[int, str] = {}
+        # a normalized added token the normalizer maps to "" (e.g. "\x1f" under clean_text)
+        self.emptied: AddedToken | None = None
         next_id = model_vocab_size
         for token in entries:
             if not token.content:
@@ -82,12 +84,9 @@ class AddedVocabulary:
             if token.normalized and normalizer is not None:
                 normed = normalizer.normalize(token.content)
                 if not normed:
-                    raise TokenizerFileError(
-                        "added_tokens",
-                        token.content,
-                        "a normalized added token whose content the normalizer empties: "
-                        "tokenizers then matches it between every char or panics",
-                    )
+                    # tokenizers' matcher then finds it, empty, between every two bytes of
+                    # the normalized text: see split
+                    self.emptied = token
                 if normed != token.content:
                     self.normalized_content[new_id] = normed
             self.content_to_id[token.content] = new_id
@@ -98,11 +97,18 @@ class AddedVocabulary:
         normalized: dict[str, int] = {}
         for token_id, token in self.tokens_by_id.items():
             if token.normalized:
-                _add_pattern(
-                    normalized, self.normalized_content.get(token_id, token.content), token_id
-                )
+                pattern = self.normalized_content.get(token_id, token.content)
+                if pattern:  # an emptied token matches everywhere: see _every_char
+                    _add_pattern(normalized, pattern, token_id)
             else:
                 _add_pattern(raw, token.content, token_id)
+        if self.emptied is not None and normalized:
+            raise TokenizerFileError(
+                "added_tokens",
+                self.emptied.content,
+                "a normalized added token the normalizer empties, beside other normalized "
+                "added tokens: tokenizers' matcher then loops without end on some texts",
+            )
         self.raw_matcher = _Matcher(raw, self.tokens_by_id, self.special_contents)
         self.normalized_matcher = _Matcher(normalized, self.tokens_by_id, self.special_contents)
 
@@ -140,7 +146,10 @@ class AddedVocabulary:
             else:
                 normed = normalizer.normalize(piece)
                 origin = _FirstFragment(piece, normalizer)
-            for sub, sub_id, offset in self.normalized_matcher.split(normed, encode_special_tokens):
+            subs = self.normalized_matcher.split(normed, encode_special_tokens)
+            if self._splits_every_char(encode_special_tokens):
+                subs = _every_char(subs)
+            for sub, sub_id, offset in subs:
                 if origin is not None:
                     at_start: int | LeadingCount = LeadingCount(origin, offset)
                 else:
@@ -148,6 +157,32 @@ class AddedVocabulary:
                     at_start = 1 if start == 0 and offset == 0 else 0
                 out.append((sub, sub_id, at_start))
         return out
+
+    def _splits_every_char(self, encode_special_tokens: bool) -> bool:
+        emptied = self.emptied
+        return emptied is not None and not (
+            encode_special_tokens and emptied.content in self.special_contents
+        )
+
+
+def _every_char(
+    subs: Iterable[tuple[str, int | None, int]],
+) -> Iterator[tuple[str, int | None, int]]:
+    """What tokenizers does with an added token normalized to "": its matcher finds it between
+    every two bytes of the text the other added tokens leave, so each char is a fragment of
+    its own; inside a multi-byte char that split is not a char boundary and tokenizers panics
+    ("AddedVocabulary bad split"), which batchtok reports as an EncodeError."""
+    for sub, sub_id, offset in subs:
+        if sub_id is not None:
+            yield sub, sub_id, offset
+            continue
+        if not sub.isascii():
+            raise EncodeError(
+                "a normalized added token is empty after normalization, and tokenizers panics "
+                "on a text with a non-ASCII char around it ('AddedVocabulary bad split')"
+            )
+        for i, char in enumerate(sub):
+            yield char, None, offset + i
 
 
 class _FirstFragment:

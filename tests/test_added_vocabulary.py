@@ -471,21 +471,39 @@ EMPTYING_NORMALIZERS = {
 
 @pytest.mark.parametrize("name", sorted(EMPTYING_NORMALIZERS))
 @pytest.mark.parametrize("count", [1, 2])
-def test_content_that_normalizes_to_nothing_is_refused(name, count):
+@pytest.mark.parametrize("special", [False, True])
+def test_content_that_normalizes_to_nothing_splits_every_char(name, count, special):
     """A normalized token whose content the normalizer turns into "": tokenizers' automaton
-    then has an empty pattern, which matches at every byte offset; the empty splits are
-    dropped, but an offset inside a multi-byte character makes tokenizers panic
-    ("AddedVocabulary bad split"). batchtok refuses the file, naming the token."""
+    then has an empty pattern, which matches at every byte offset, so every char becomes a
+    fragment of its own; an offset inside a multi-byte char makes tokenizers panic
+    ("AddedVocabulary bad split"), an EncodeError here. With encode_special_tokens a special
+    one is text like the others, and nothing is split."""
     normalizer, contents = EMPTYING_NORMALIZERS[name]
-    flags = (False, True, False, False, False)
+    flags = (special, True, False, False, False)
     tokens = [added(c, flags, 3000 + i) for i, c in enumerate(contents[:count])]
+    tokens.append(added("b a", (False, False, False, False, False), 3100))  # a raw one beside
     tj = with_changes(byte_level_base(), added_tokens=tokens, normalizer=normalizer)
-    ref = tokenizers.Tokenizer.from_str(tj)  # the oracle loads it...
-    with pytest.raises(BaseException):  # noqa: B017 (...and panics on a multi-byte char)
-        ref.encode("\u00e9")
+    ours, ref = pair_from_json(tj)
+    texts = ["", "a", "ab c", "hello world", "x y", "b a b", "\u00e9", "a \u00e9", "xx"]
+    assert_agree((ours, ref), texts)
+    ours.encode_special_tokens = ref.encode_special_tokens = True
+    try:
+        assert_agree((ours, ref), texts)
+    finally:
+        ours.encode_special_tokens = ref.encode_special_tokens = False
+
+
+def test_an_emptied_token_beside_other_normalized_ones_is_refused():
+    """There tokenizers' matcher loops without end on some texts ("a" with a token "ab"
+    exhausts memory), so batchtok refuses the file, naming the emptied token."""
+    flags = (False, True, False, False, False)
+    tokens = [added(" ", flags, 3000), added("ab", flags, 3001)]
+    normalizer = EMPTYING_NORMALIZERS["strip"][0]
+    tj = with_changes(byte_level_base(), added_tokens=tokens, normalizer=normalizer)
+    tokenizers.Tokenizer.from_str(tj)  # it loads there (encoding "a" is not tried here)
     with pytest.raises(TokenizerFileError) as info:
         Tokenizer.from_str(tj)
-    assert info.value.path == "added_tokens" and info.value.value == contents[0]
+    assert info.value.path == "added_tokens" and info.value.value == " "
 
 
 # ---------------------------------------------------------------------------------------------
