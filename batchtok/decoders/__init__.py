@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..utils.spec import Spec, dispatch
+from ..utils.spec import Spec, UntaggedOrder, dispatch
 from .base import Decoder
 from .bpe import BPEDecoder
 from .byte_fallback import ByteFallback
@@ -38,7 +38,17 @@ __all__ = [
 
 
 def read_decoder(data: object, path: str) -> Decoder:
-    return dispatch(Spec(data, path), REGISTRY, "decoder")
+    return dispatch(Spec(data, path), REGISTRY, "decoder", UNTAGGED)
+
+
+# tokenizers' DecoderWrapper: the tags of its tagged reading, then serde's untagged order
+# (a derived struct reads whatever its type says; the others check it).
+UNTAGGED = UntaggedOrder.of(
+    tags="BPEDecoder ByteLevel WordPiece Metaspace CTC Sequence Replace Fuse Strip ByteFallback",
+    order=(
+        "BPEDecoder ByteLevel! WordPiece Metaspace! CTC Sequence! Replace Fuse! Strip ByteFallback!"
+    ),
+)
 
 
 REGISTRY: dict[str, Callable[[Spec], Decoder]] = {

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..utils.spec import Spec, dispatch
+from ..utils.spec import Spec, UntaggedOrder, dispatch
 from .base import Normalizer, leading_through
 from .bert import BertNormalizer
 from .byte_level import ByteLevel
@@ -44,7 +44,21 @@ __all__ = [
 
 
 def read_normalizer(data: object, path: str) -> Normalizer:
-    return dispatch(Spec(data, path), REGISTRY, "normalizer")
+    return dispatch(Spec(data, path), REGISTRY, "normalizer", UNTAGGED)
+
+
+# tokenizers' NormalizerWrapper: the tags of its tagged reading, then serde's untagged order
+# (a derived struct reads whatever its type says; one from impl_serde_type checks it).
+UNTAGGED = UntaggedOrder.of(
+    tags=(
+        "Bert Strip StripAccents NFC NFD NFKC NFKD Sequence Lowercase Nmt Precompiled "
+        "Replace Prepend ByteLevel"
+    ),
+    order=(
+        "BertNormalizer Strip StripAccents! NFC! NFD! NFKC! NFKD! Sequence Lowercase! "
+        "Nmt! Precompiled Replace Prepend ByteLevel!"
+    ),
+)
 
 
 REGISTRY: dict[str, Callable[[Spec], Normalizer]] = {

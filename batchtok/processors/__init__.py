@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import TokenizerFileError
-from ..utils.spec import Spec, collect_ignored, record_ignored
+from ..utils.spec import Spec, UntaggedOrder, dispatch
 from .base import PostProcessor, default_process
 from .bert import BertProcessing
 from .byte_level import ByteLevel
@@ -40,41 +39,18 @@ def read_post_processor(data: object, path: str) -> PostProcessor:
     object typed BertProcessing that carries Roberta's fields is a Roberta one, and one typed
     RobertaProcessing without them a Bert one.
     """
-    Spec(data, path)  # an object, or refused here
-    assert isinstance(data, dict)
-    kind = data.get("type")
-    failures: dict[str, TokenizerFileError] = {}
-    for name, build, checks_type in _UNTAGGED_ORDER:
-        if checks_type and kind != name:
-            continue
-        spec = Spec(data, path, ignored=("type",))
-        with collect_ignored() as ignored:
-            try:
-                component = build(spec)
-                spec.finish()
-            except TokenizerFileError as exc:
-                failures[name] = exc
-                continue
-        record_ignored(ignored)
-        return component
-    if isinstance(kind, str) and kind in failures:
-        raise failures[kind]
-    raise TokenizerFileError(
-        path,
-        data,
-        "matches no post-processor's fields (tokenizers reads post-processors by their fields: "
-        "RobertaProcessing, BertProcessing, ByteLevel, TemplateProcessing or Sequence)",
-    )
+    return dispatch(Spec(data, path), REGISTRY, "post-processor", UNTAGGED)
 
 
-# (type, reader, whether tokenizers checks the type), in the order tokenizers tries them
-_UNTAGGED_ORDER: list[tuple[str, Callable[[Spec], PostProcessor], bool]] = [
-    ("RobertaProcessing", RobertaProcessing.from_spec, False),
-    ("BertProcessing", BertProcessing.from_spec, False),
-    ("ByteLevel", ByteLevel.from_spec, True),
-    ("TemplateProcessing", TemplateProcessing.from_spec, False),
-    ("Sequence", lambda spec: Sequence.from_spec(spec, read_post_processor), True),
-]
 REGISTRY: dict[str, Callable[[Spec], PostProcessor]] = {
-    name: build for name, build, _ in _UNTAGGED_ORDER
+    "RobertaProcessing": RobertaProcessing.from_spec,
+    "BertProcessing": BertProcessing.from_spec,
+    "ByteLevel": ByteLevel.from_spec,
+    "TemplateProcessing": TemplateProcessing.from_spec,
+    "Sequence": lambda spec: Sequence.from_spec(spec, read_post_processor),
 }
+# no tagged reading at all: always the untagged order
+UNTAGGED = UntaggedOrder.of(
+    tags="",
+    order="RobertaProcessing BertProcessing ByteLevel! TemplateProcessing Sequence!",
+)

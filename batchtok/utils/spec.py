@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import TokenizerFileError
@@ -125,22 +126,80 @@ def is_u32(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= U32_MAX
 
 
-def dispatch(spec: Spec, registry: dict[str, Callable[[Spec], T]], what: str) -> T:
-    """Build the component named by ``spec``'s ``type`` and refuse unread fields."""
+def dispatch(
+    spec: Spec,
+    registry: dict[str, Callable[[Spec], T]],
+    what: str,
+    untagged: Untagged = None,
+) -> T:
+    """Build the component ``spec`` describes, as tokenizers finds it, and deal with the
+    fields nobody read (:meth:`Spec.finish`).
+
+    Without ``untagged``, by its ``type`` alone. With it, as tokenizers' wrappers do: a
+    ``type`` among ``untagged.tags`` picks its reader; any other (or none) falls back to
+    serde's untagged reading, trying ``untagged.order`` in turn and keeping the first whose
+    fields read, a variant that checks its ``type`` only when the type names it.
+    """
     kind = spec.raw("type", None)
+    if untagged is not None and not (isinstance(kind, str) and kind in untagged.tags):
+        return _first_that_reads(spec, registry, what, untagged, kind)
     if kind is None:
-        raise spec.fail(
-            "type",
-            None,
-            f"{what} without a 'type' (a legacy untagged form); batchtok only reads tagged "
-            "components",
-        )
+        raise spec.fail("type", None, f"{what} without a 'type'")
     builder = registry.get(kind) if isinstance(kind, str) else None
     if builder is None:
         raise spec.fail("type", kind, f"unknown or unsupported {what} type")
     component = builder(spec)
     spec.finish()
     return component
+
+
+@dataclass(frozen=True)
+class UntaggedOrder:
+    """How a tokenizers wrapper reads a component whose type is not one of its tags."""
+
+    tags: frozenset[str]  # the types its tagged reading knows
+    order: tuple[tuple[str, bool], ...]  # (registry name, whether it checks the type), in turn
+
+    @classmethod
+    def of(cls, tags: str, order: str) -> UntaggedOrder:
+        """From space-separated names; in ``order``, a name ending in "!" checks its type."""
+        return cls(
+            frozenset(tags.split()),
+            tuple((name.rstrip("!"), name.endswith("!")) for name in order.split()),
+        )
+
+
+Untagged = UntaggedOrder | None
+
+
+def _first_that_reads(
+    spec: Spec, registry: dict[str, Callable[[Spec], T]], what: str, untagged: UntaggedOrder, kind
+) -> T:
+    failures: dict[str, TokenizerFileError] = {}
+    for name, checks_type in untagged.order:
+        if checks_type and kind != name:
+            continue
+        attempt = Spec(spec.data, spec.path, ignored=("type",))
+        with collect_ignored() as ignored:
+            try:
+                component = registry[name](attempt)
+                attempt.finish()
+            except TokenizerFileError as exc:
+                failures[name] = exc
+                continue
+        record_ignored(ignored)
+        return component
+    if isinstance(kind, str) and kind in failures:
+        raise failures[kind]
+    if isinstance(kind, str) and kind in registry:
+        raise failures.get(kind) or spec.fail("type", kind, f"unknown or unsupported {what} type")
+    names = ", ".join(name for name, _ in untagged.order)
+    raise spec.fail(
+        "type" if kind is not None else None,
+        kind if kind is not None else spec.data,
+        f"unknown or unsupported {what} type, and the fields match none of {names} "
+        "(tokenizers reads by the fields when the type is not one it knows)",
+    )
 
 
 def read_usize(spec: Spec, key: str, default: Any = _MISSING, *, nullable: bool = False) -> Any:

@@ -439,16 +439,6 @@ def _same_behaviour(ours: batchtok.Tokenizer, ref: tokenizers.Tokenizer, name: s
 
 def _known_refusal(err: TokenizerFileError, what: str) -> str | None:
     """The finding a refusal of a file the oracle loads is, if known."""
-    if (
-        "legacy untagged form" in err.reason
-        or (err.path.endswith("type") and "unknown or unsupported" in err.reason)
-        or ("required field is missing" in err.reason and "'type') =" in what)
-    ):
-        # FINDING untagged-components: tokenizers reads a component whose "type" is missing
-        # or not a known tag by its fields (serde's untagged fallback): {"lowercase": true,
-        # ...} or {"type": "Isolated", "lowercase": true, ...} is a BertNormalizer.
-        # (Post-processors are read by their fields, as tokenizers reads them.)
-        return "untagged-components"
     if "expected a JSON object" in err.reason:
         # FINDING component-as-array: serde reads a struct from a JSON array of its fields in
         # order, so tokenizers loads "normalizer": [[]] as Sequence([]).
@@ -528,10 +518,6 @@ TINY = {
 }
 BERT_FIELDS = {"clean_text": True, "handle_chinese_chars": True, "strip_accents": None}
 FINDINGS = {
-    "untagged-components": json.dumps({**TINY, "normalizer": {**BERT_FIELDS, "lowercase": True}}),
-    "untagged-components, unknown tag": json.dumps(
-        {**TINY, "normalizer": {"type": "Isolated", **BERT_FIELDS, "lowercase": True}}
-    ),
     "component-as-array": json.dumps({**TINY, "normalizer": [[]]}),
 }
 

@@ -29,6 +29,20 @@ EMPTY_FILE = {
 }
 
 
+def word_level_base(tokens: list[str]) -> dict:
+    """A tokenizer.json dict of a WordLevel model over ``tokens`` ("[UNK]" first, id 0) and
+    nothing else, to hang one component on."""
+    vocab = {token: i for i, token in enumerate(["[UNK]", *tokens])}
+    model = {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
+    return {
+        **EMPTY_FILE,
+        "version": "1.0",
+        "added_tokens": [],
+        "pre_tokenizer": None,
+        "model": model,
+    }
+
+
 def model_file(model: dict, pre_tokenizer: dict | None = None, decoder=None) -> str:
     """The tokenizer.json text of ``model`` with an optional pre-tokenizer and decoder, and
     nothing else."""

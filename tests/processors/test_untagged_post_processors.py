@@ -11,22 +11,12 @@ import pytest
 import tokenizers
 
 from batchtok import Tokenizer, TokenizerFileError
+from tests.support.models import word_level_base
 from tests.support.oracle import outcome
 
-BASE = {
-    "version": "1.0",
-    "truncation": None,
-    "padding": None,
-    "added_tokens": [],
-    "normalizer": None,
-    "pre_tokenizer": {"type": "WhitespaceSplit"},
-    "decoder": None,
-    "model": {
-        "type": "WordLevel",
-        "vocab": {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "a": 3, "b": 4},
-        "unk_token": "[UNK]",
-    },
-}
+BASE = dict(
+    word_level_base(["[CLS]", "[SEP]", "a", "b"]), pre_tokenizer={"type": "WhitespaceSplit"}
+)
 FIELDS = {
     "bert": {"sep": ["[SEP]", 2], "cls": ["[CLS]", 1]},
     "roberta": {"trim_offsets": True, "add_prefix_space": True},
