@@ -90,3 +90,53 @@ def test_every_variants_fields_under_every_type(key):
             for sample in ("a b", "ab  ba"):
                 assert ours.encode(sample).ids == theirs[1].encode(sample).ids, where
             assert ours.decode([1, 2, 1]) == theirs[1].decode([1, 2, 1]), where
+
+
+# serde reads a struct from a JSON array of its field values, in declaration order (only
+# structs that do not check their type: the others need the type's key)
+POSITIONAL = {
+    "normalizer": [
+        [True, True, None, True],
+        [True, True, None],
+        [True, True, None, True, 1],
+        [True, False],
+        ["_"],
+        [{"String": "a"}, "b"],
+        [[{"type": "NFC"}, [[]]]],
+        [],
+    ],
+    "pre_tokenizer": [[" "], [[]], []],
+    "decoder": [
+        ["</w>"],
+        ["##", True],
+        [" ", 1, 0],
+        ["<pad>", "|", True],
+        [{"String": "a"}, "b"],
+        [[{"type": "Fuse"}]],
+        [],
+    ],
+    "post_processor": [
+        [["[SEP]", 2], ["[CLS]", 1]],
+        [["[SEP]", 2], ["[CLS]", 1], True, True],
+        [["[SEP]", 2]],
+        [],
+    ],
+}
+
+
+@pytest.mark.parametrize("key", sorted(POSITIONAL))
+def test_a_component_as_the_array_of_its_field_values(key):
+    base = word_level_base(["[CLS]", "[SEP]", "a", "b"])
+    for values in POSITIONAL[key]:
+        text = json.dumps(dict(base, **{key: values}))
+        theirs = outcome(lambda text=text: tokenizers.Tokenizer.from_str(text))
+        try:
+            ours = Tokenizer.from_str(text)
+        except TokenizerFileError as exc:
+            assert theirs[0] == "error", (key, values, "batchtok refuses", str(exc))
+            assert exc.path.startswith(key), exc.path
+            continue
+        assert theirs[0] == "ok", (key, values, "the oracle refuses", theirs[1])
+        assert type(getattr(ours, key)).__name__ == _type_read(theirs[1], key), (key, values)
+        for args in (("a b",), ("a b", "b a")):
+            assert ours.encode(*args).ids == theirs[1].encode(*args).ids, (key, values)

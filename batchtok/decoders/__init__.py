@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..utils.spec import Spec, UntaggedOrder, dispatch
+from ..utils.spec import Spec, UntaggedOrder, read_component
 from .base import Decoder
 from .bpe import BPEDecoder
 from .byte_fallback import ByteFallback
@@ -38,7 +38,7 @@ __all__ = [
 
 
 def read_decoder(data: object, path: str) -> Decoder:
-    return dispatch(Spec(data, path), REGISTRY, "decoder", UNTAGGED)
+    return read_component(data, path, REGISTRY, "decoder", UNTAGGED)
 
 
 # tokenizers' DecoderWrapper: the tags of its tagged reading, then serde's untagged order
@@ -47,6 +47,11 @@ UNTAGGED = UntaggedOrder.of(
     tags="BPEDecoder ByteLevel WordPiece Metaspace CTC Sequence Replace Fuse Strip ByteFallback",
     order=(
         "BPEDecoder ByteLevel! WordPiece Metaspace! CTC Sequence! Replace Fuse! Strip ByteFallback!"
+    ),
+    positional=(
+        "BPEDecoder:suffix WordPiece:prefix,cleanup "
+        "CTC:pad_token,word_delimiter_token,cleanup Replace:pattern,content "
+        "Strip:content,start,stop"
     ),
 )
 

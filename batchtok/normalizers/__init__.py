@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..utils.spec import Spec, UntaggedOrder, dispatch
+from ..utils.spec import Spec, UntaggedOrder, read_component
 from .base import Normalizer, leading_through
 from .bert import BertNormalizer
 from .byte_level import ByteLevel
@@ -44,7 +44,7 @@ __all__ = [
 
 
 def read_normalizer(data: object, path: str) -> Normalizer:
-    return dispatch(Spec(data, path), REGISTRY, "normalizer", UNTAGGED)
+    return read_component(data, path, REGISTRY, "normalizer", UNTAGGED)
 
 
 # tokenizers' NormalizerWrapper: the tags of its tagged reading, then serde's untagged order
@@ -57,6 +57,11 @@ UNTAGGED = UntaggedOrder.of(
     order=(
         "BertNormalizer Strip StripAccents! NFC! NFD! NFKC! NFKD! Sequence Lowercase! "
         "Nmt! Precompiled Replace Prepend ByteLevel!"
+    ),
+    positional=(
+        "BertNormalizer:clean_text,handle_chinese_chars,strip_accents,lowercase "
+        "Strip:strip_left,strip_right Sequence:normalizers "
+        "Precompiled:precompiled_charsmap Replace:pattern,content Prepend:prepend"
     ),
 )
 

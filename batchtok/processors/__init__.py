@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..utils.spec import Spec, UntaggedOrder, dispatch
+from ..utils.spec import Spec, UntaggedOrder, read_component
 from .base import PostProcessor, default_process
 from .bert import BertProcessing
 from .byte_level import ByteLevel
@@ -39,7 +39,7 @@ def read_post_processor(data: object, path: str) -> PostProcessor:
     object typed BertProcessing that carries Roberta's fields is a Roberta one, and one typed
     RobertaProcessing without them a Bert one.
     """
-    return dispatch(Spec(data, path), REGISTRY, "post-processor", UNTAGGED)
+    return read_component(data, path, REGISTRY, "post-processor", UNTAGGED)
 
 
 REGISTRY: dict[str, Callable[[Spec], PostProcessor]] = {
@@ -53,4 +53,8 @@ REGISTRY: dict[str, Callable[[Spec], PostProcessor]] = {
 UNTAGGED = UntaggedOrder.of(
     tags="",
     order="RobertaProcessing BertProcessing ByteLevel! TemplateProcessing Sequence!",
+    positional=(
+        "RobertaProcessing:sep,cls,trim_offsets,add_prefix_space BertProcessing:sep,cls "
+        "TemplateProcessing:single,pair,special_tokens"
+    ),
 )

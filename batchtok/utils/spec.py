@@ -159,14 +159,50 @@ class UntaggedOrder:
 
     tags: frozenset[str]  # the types its tagged reading knows
     order: tuple[tuple[str, bool], ...]  # (registry name, whether it checks the type), in turn
+    # serde also reads a struct that does not check its type from a JSON array of its field
+    # values, in declaration order, all of them: those fields, by registry name
+    positional: dict[str, tuple[str, ...]]
 
     @classmethod
-    def of(cls, tags: str, order: str) -> UntaggedOrder:
-        """From space-separated names; in ``order``, a name ending in "!" checks its type."""
+    def of(cls, tags: str, order: str, positional: str = "") -> UntaggedOrder:
+        """From space-separated names; in ``order``, a name ending in "!" checks its type;
+        ``positional``: "Name:field,field Name:field ..."."""
+        fields = {}
+        for entry in positional.split():
+            name, _, names = entry.partition(":")
+            fields[name] = tuple(names.split(","))
         return cls(
             frozenset(tags.split()),
             tuple((name.rstrip("!"), name.endswith("!")) for name in order.split()),
+            fields,
         )
+
+
+def read_component(
+    data: object,
+    path: str,
+    registry: dict[str, Callable[[Spec], T]],
+    what: str,
+    untagged: UntaggedOrder,
+) -> T:
+    """:func:`dispatch` of ``data``, also when it is an array of a struct's field values."""
+    if not isinstance(data, list):
+        return dispatch(Spec(data, path), registry, what, untagged)
+    for name, checks_type in untagged.order:
+        fields = untagged.positional.get(name)
+        if checks_type or fields is None or len(fields) != len(data):
+            continue
+        attempt = Spec(dict(zip(fields, data)), path)
+        with collect_ignored() as ignored:
+            try:
+                component = registry[name](attempt)
+            except TokenizerFileError:
+                continue
+        record_ignored(ignored)
+        return component
+    raise TokenizerFileError(
+        path, data, f"expected a JSON object (or the field values of a {what}, in order)"
+    )
 
 
 Untagged = UntaggedOrder | None

@@ -432,18 +432,8 @@ def _same_behaviour(ours: batchtok.Tokenizer, ref: tokenizers.Tokenizer, name: s
                 assert decoded == decoded_ref, (what, theirs.ids)
 
 
-# Engine bugs found by this module, left to the engine's owners (each has a minimal
-# reproducer below, as a strict xfail). An example that hits one is not counted as a failure;
-# any other divergence is.
-
-
-def _known_refusal(err: TokenizerFileError, what: str) -> str | None:
-    """The finding a refusal of a file the oracle loads is, if known."""
-    if "expected a JSON object" in err.reason:
-        # FINDING component-as-array: serde reads a struct from a JSON array of its fields in
-        # order, so tokenizers loads "normalizer": [[]] as Sequence([]).
-        return "component-as-array"
-    return None
+# The engine bugs this module found are fixed; their minimal reproducers stay below as
+# regression tests (the others moved to the tests of their subjects).
 
 
 def check(name: str, what: str, raw: bytes, tmp: Path) -> None:
@@ -461,7 +451,7 @@ def check(name: str, what: str, raw: bytes, tmp: Path) -> None:
             ours = batchtok.Tokenizer.from_file(path)
         except TokenizerFileError as err:
             _assert_names_a_path(err, set(original(name)), what)
-            if ok_ref and _known_refusal(err, what) is None:
+            if ok_ref:
                 assert any(r in err.reason for r in REFUSED_WITH_THE_ORACLE), (
                     f"{name}: {what}: the oracle loads the file, batchtok refuses it: {err}"
                 )
@@ -522,10 +512,9 @@ FINDINGS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="engine bugs found by fuzzing, left to the engine's owners")
 @pytest.mark.parametrize("finding", FINDINGS)
 def test_finding(finding: str, tmp_path: Path) -> None:
-    """Each would pass once fixed: refused with a path where the oracle refuses, else equal."""
+    """Refused with a path where the oracle refuses, else equal."""
     raw = FINDINGS[finding].encode("utf-8")
     ok_ref, _ = _outcome(tokenizers.Tokenizer.from_str, FINDINGS[finding])
     try:
