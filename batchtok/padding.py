@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .errors import EncodeError
 from .truncation import DIRECTIONS
 from .utils.spec import Spec, read_usize
 
@@ -40,6 +43,11 @@ class Padding:
         multiple = self.pad_to_multiple_of
         if multiple and n % multiple:
             n += multiple - n % multiple
+        if n > _max_padded_length():
+            raise EncodeError(
+                f"padding to {n} tokens needs more memory than this machine has (an Encoding "
+                "holds five lists of that length; tokenizers aborts the process there)"
+            )
         return n
 
     def pad_encodings(self, encodings: list[Encoding]) -> None:
@@ -56,6 +64,16 @@ class Padding:
         if self.direction == "left":
             return [[pad_id] * (target - len(ids)) + ids for ids in id_lists]
         return [ids + [pad_id] * (target - len(ids)) for ids in id_lists]
+
+
+@functools.cache
+def _max_padded_length() -> int:
+    """The longest padding whose Encoding (five lists of 8-byte slots) fits in physical memory."""
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):  # no sysconf: a platform without the names
+        memory = 1 << 40
+    return memory // 40
 
 
 def read_padding(data: object, path: str) -> Padding:

@@ -18,7 +18,7 @@ import tokenizers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from batchtok import Tokenizer, TokenizerFileError
+from batchtok import EncodeError, Tokenizer, TokenizerFileError
 from tests.support import tier
 from tests.support.adversarial import adversarial_strings
 from tests.support.caches import per_module_cache
@@ -482,6 +482,20 @@ def test_bad_truncation_or_padding_is_refused(key, value, path):
     with pytest.raises(TokenizerFileError) as info:
         Tokenizer.from_str(tj)
     assert info.value.path == (f"{key}.{path}" if path else key)
+
+
+@pytest.mark.parametrize("setting", [{"length": 2**62}, {"pad_to_multiple_of": 2**63}])
+def test_padding_beyond_memory_is_an_encode_error(setting):
+    """tokenizers aborts the process allocating it; batchtok raises EncodeError at once."""
+    ours = Tokenizer.from_str(synthetic_json("bert"))
+    ours.enable_padding(**setting)
+    for call in (
+        lambda: ours.encode("a b"),
+        lambda: ours.encode_batch(["a", "b c"]),
+        lambda: ours.encode_batch_ids(["a", "b c"]),
+    ):
+        with pytest.raises(EncodeError, match="more memory than this machine has"):
+            call()
 
 
 def test_api_errors_match():
