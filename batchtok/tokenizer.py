@@ -7,19 +7,16 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import chain, islice
+from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
 
 from .added_vocabulary import AddedVocabulary, read_added_tokens
 from .decoders import Decoder, read_decoder
 from .encoding import Encoding
 from .errors import EncodeError, TokenizerFileError
-from .metaspace import AtStart
 from .models import BPE, Model, read_model
 from .models.bpe_boundary import BoundarySplitter
 from .normalizers import Normalizer, read_normalizer
@@ -27,6 +24,7 @@ from .padding import Padding, read_padding
 from .pre_tokenizers import PreTokenizer, read_pre_tokenizer
 from .pre_tokenizers.splitter import compile_splitter, compile_streaming_splitter, split_and_map
 from .processors import PostProcessor, default_process, read_post_processor
+from .serialization import parse_json, refuse_deep_nesting
 from .truncation import (
     STRATEGY_NAMES,
     Truncation,
@@ -131,9 +129,9 @@ class Tokenizer:
             else None
         )
         if boundary is not None and boundary.active:
-            self._split = _with_boundary_split(self._split, boundary)
+            self._split = boundary.after(self._split)
             if self._stream is not None:
-                self._stream = _with_boundary_stream(self._stream, boundary)
+                self._stream = boundary.after_stream(self._stream, STREAM_CHARS)
         self._cache = _PieceCache(self._tokenize_piece, cache_entries)
         self._truncation: Truncation | None = truncation
         self._padding: Padding | None = padding
@@ -166,18 +164,7 @@ class Tokenizer:
 
     @classmethod
     def from_str(cls, json_text: str) -> Tokenizer:
-        try:
-            data = json.loads(json_text, parse_constant=_refuse_constant)
-        except json.JSONDecodeError as exc:
-            excerpt = json_text[max(0, exc.pos - 20) : exc.pos + 20]
-            raise TokenizerFileError(
-                "$", excerpt, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-            ) from exc
-        except RecursionError as exc:  # ~1000 levels: far past what tokenizers accepts
-            raise TokenizerFileError("$", None, _TOO_DEEP) from exc
-        if _SURROGATE_ESCAPE.search(json_text):
-            _refuse_lone_surrogates(data, "")
-        return cls.from_dict(data)
+        return cls.from_dict(parse_json(json_text))
 
     @classmethod
     def from_dict(cls, data: dict) -> Tokenizer:
@@ -203,7 +190,7 @@ class Tokenizer:
         added = read_added_tokens(top.array("added_tokens", []), Spec(data, "added_tokens"))
         if "model" not in data:
             raise top.fail("model", None, "Model missing.")
-        _refuse_deep_nesting(data)
+        refuse_deep_nesting(data, TOP_LEVEL_KEYS)
 
         def component(key: str, reader):
             value = top.raw(key, None)
@@ -606,57 +593,6 @@ class Tokenizer:
         return "\n".join(lines)
 
 
-# serde_json (and so tokenizers) refuses JSON nested deeper than this: its recursion limit of 128
-# is spent one level per array or object, the top-level object included.
-MAX_NESTING = 127
-_TOO_DEEP = f"nested deeper than {MAX_NESTING} arrays and objects (tokenizers refuses it)"
-
-
-def _refuse_deep_nesting(data: object) -> None:
-    """Refuse ``data`` where tokenizers' parser would. A model's vocab and merges are skipped:
-    their readers take only flat entries, so nothing deep passes there either."""
-    if type(data) is not dict:
-        return  # refused as not an object by the reader
-    # an unknown top-level key is refused for itself
-    stack: list[tuple[object, int, str]] = [
-        (value, 2, key)
-        for key, value in data.items()
-        if key in TOP_LEVEL_KEYS and type(value) in (dict, list)
-    ]
-    while stack:
-        node, depth, path = stack.pop()
-        if depth > MAX_NESTING:
-            raise TokenizerFileError(path, None, _TOO_DEEP)
-        items = node.items() if isinstance(node, dict) else enumerate(node)  # type: ignore
-        for key, value in items:
-            if type(value) in (dict, list) and not (path == "model" and key in ("vocab", "merges")):
-                where = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}"
-                stack.append((value, depth + 1, where))
-
-
-# json accepts a lone surrogate escape such as "\ud800"; serde_json, and so tokenizers, refuse it.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-def _refuse_lone_surrogates(value: object, path: str) -> None:
-    """A pair of surrogate escapes decodes to one char; any surrogate left is a lone one."""
-    if isinstance(value, str):
-        if any("\ud800" <= c <= "\udfff" for c in value):
-            raise TokenizerFileError(path or "$", value, "not valid JSON: lone surrogate escape")
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            _refuse_lone_surrogates(item, f"{path}[{i}]")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else key
-            _refuse_lone_surrogates(key, where)
-            _refuse_lone_surrogates(item, where)
-
-
-def _refuse_constant(name: str):
-    raise TokenizerFileError("$", name, "not valid JSON (NaN and Infinity are not numbers in JSON)")
-
-
 def _affixes(layout: list[int] | EncodeError) -> tuple[list[int] | None, list[int] | None]:
     """(ids before A, ids after A) when the layout holds A once, else (None, None)."""
     if isinstance(layout, EncodeError) or layout.count(_A) != 1:
@@ -711,41 +647,3 @@ def _check_usize(name: str, value: object, limit: int = USIZE_MAX) -> None:
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if not 0 <= value <= limit:
         raise OverflowError(f"{name}={value} is not an unsigned integer the library accepts")
-
-
-def _with_boundary_split(
-    split: Callable[[str, AtStart], list[str]], splitter: BoundarySplitter
-) -> Callable[[str, AtStart], list[str]]:
-    boundary = splitter.split
-
-    def run(text: str, at_start: AtStart) -> list[str]:
-        out: list[str] = []
-        for piece in split(text, at_start):
-            out += boundary(piece)
-        return out
-
-    return run
-
-
-def _with_boundary_stream(
-    stream: Callable[[str, AtStart], Iterator[list[str]]], splitter: BoundarySplitter
-) -> Callable[[str, AtStart], Iterator[list[str]]]:
-    cut, cut_long = splitter.split, splitter.iter_split
-
-    def run(text: str, at_start: AtStart) -> Iterator[list[str]]:
-        for pieces in stream(text, at_start):
-            out: list[str] = []
-            for piece in pieces:
-                if len(piece) <= STREAM_CHARS:
-                    out += cut(piece)
-                    continue
-                # a whole text as one word (no pre-tokenizer): its parts a batch at a time
-                if out:
-                    yield out
-                    out = []
-                parts = cut_long(piece)
-                while batch := list(islice(parts, 4096)):
-                    yield batch
-            yield out
-
-    return run

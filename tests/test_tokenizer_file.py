@@ -9,7 +9,7 @@ import pathlib
 import pytest
 import tokenizers
 
-from batchtok import Tokenizer, TokenizerFileError, tokenizer
+from batchtok import Tokenizer, TokenizerFileError, serialization
 
 GPT2 = (
     pathlib.Path(__file__).resolve().parents[1]
@@ -176,12 +176,12 @@ def _nested_sequences(base: dict, levels: int) -> dict:
 def test_nesting_is_refused_exactly_where_the_oracle_refuses_it(base):
     """serde_json allows 127 levels of arrays and objects, the top-level object included: a
     Sequence is two (its object and its list), the Fuse one more, the file's object one."""
-    deepest = (tokenizer.MAX_NESTING - 2) // 2  # 62 Sequences: 1 + 124 + 1 = 126 levels
+    deepest = (serialization.MAX_NESTING - 2) // 2  # 62 Sequences: 1 + 124 + 1 = 126 levels
     for levels in (deepest, deepest + 1):
         data = _nested_sequences(base, levels)
         depth = 1 + 2 * levels + 1
-        assert oracle_refuses(data) is (depth > tokenizer.MAX_NESTING), levels
-        if depth > tokenizer.MAX_NESTING:
+        assert oracle_refuses(data) is (depth > serialization.MAX_NESTING), levels
+        if depth > serialization.MAX_NESTING:
             err = refused(data)
             assert err.path.startswith("decoder.decoders[0]") and "nested deeper" in err.reason
         else:

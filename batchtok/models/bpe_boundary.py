@@ -7,10 +7,12 @@ proof holds, the tokenizer cuts it here and caches each part on its own.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from itertools import islice
 
 import regex
 
+from ..metaspace import AtStart
 from .bpe import BPE
 
 
@@ -103,6 +105,44 @@ class BoundarySplitter:
                 held = piece
             at += len(piece)
         yield held
+
+    def after(
+        self, split: Callable[[str, AtStart], list[str]]
+    ) -> Callable[[str, AtStart], list[str]]:
+        """``split`` (a pre-tokenizer's), each of its pieces then cut here."""
+        cut = self.split
+
+        def run(text: str, at_start: AtStart) -> list[str]:
+            out: list[str] = []
+            for piece in split(text, at_start):
+                out += cut(piece)
+            return out
+
+        return run
+
+    def after_stream(
+        self, stream: Callable[[str, AtStart], Iterator[list[str]]], long_chars: int
+    ) -> Callable[[str, AtStart], Iterator[list[str]]]:
+        """:meth:`after` for a streaming split (batches of pieces); a piece over ``long_chars``
+        (a whole text, without a pre-tokenizer) is cut a batch of parts at a time."""
+        cut, cut_long = self.split, self.iter_split
+
+        def run(text: str, at_start: AtStart) -> Iterator[list[str]]:
+            for pieces in stream(text, at_start):
+                out: list[str] = []
+                for piece in pieces:
+                    if len(piece) <= long_chars:
+                        out += cut(piece)
+                        continue
+                    if out:
+                        yield out
+                        out = []
+                    parts = cut_long(piece)
+                    while batch := list(islice(parts, 4096)):
+                        yield batch
+                yield out
+
+        return run
 
     def split(self, word: str) -> list[str]:
         pieces = self._parts.findall(word)
