@@ -37,6 +37,13 @@ class BoundarySplitter:
     def for_model(model: BPE) -> BoundarySplitter | None:
         if model.prefix or model.suffix:
             return None
+        has_all_bytes = model.byte_fallback and all(
+            t in model.vocab for t in model.byte_token_strings()
+        )
+        if model.unk_token not in model.vocab and not has_all_bytes:
+            # a char the vocab lacks then vanishes from the word, and the chars on its two
+            # sides may merge across it: no cut is provably safe
+            return None
         special = {model.vocab[t] for t in model.byte_token_strings() if t in model.vocab}
         if model.unk_token in model.vocab:
             special.add(model.vocab[model.unk_token])

@@ -103,3 +103,13 @@ def test_an_unknown_mark_is_the_unk_token(text, fuse_unk):
     want = ref.encode(text, add_special_tokens=False).ids
     assert 0 in want
     assert ours.encode_ids(text, False) == want
+
+
+def test_without_an_unk_token_an_unknown_char_vanishes_and_its_neighbours_merge():
+    """tokenizers drops a char it cannot encode when there is no unk token (and no byte for
+    it), so "éa▁" is é▁: no cut is provably safe there, and none is made."""
+    vocab = {"é": 0, MARK: 1, "é" + MARK: 2}
+    ours, ref = pair_from_json(model_file(bpe_model(vocab, [["é", MARK]])))
+    assert BoundarySplitter.for_model(ours.model) is None
+    assert_ids_and_decode((ours, ref), ["éa" + MARK, "aé" + MARK + "a", "é" + MARK])
+    assert ours.encode_ids("éa" + MARK, False) == [2]
