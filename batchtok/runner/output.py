@@ -78,19 +78,6 @@ def output_schema(
     return pa.schema(fields)
 
 
-def ids_arrays(id_lists: Sequence[list[int] | None], dtype: str) -> tuple[pa.Array, pa.Array]:
-    """(list<dtype> array of ids, int32 token counts); None entries become nulls in both.
-
-    Built from flat buffers (one C-level pass over the ids), not a Python loop per token.
-    """
-    values = array(TYPECODES[dtype])
-    append = values.fromlist  # a C loop per list: ~3x faster than array(code, chain(...))
-    for ids in id_lists:
-        if ids:
-            append(ids if type(ids) is list else list(ids))
-    return list_arrays(values, [None if ids is None else len(ids) for ids in id_lists], dtype)
-
-
 def list_arrays(
     values: array, lengths: Sequence[int | None], dtype: str
 ) -> tuple[pa.Array, pa.Array]:
