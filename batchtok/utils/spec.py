@@ -192,20 +192,28 @@ def read_component(
         fields = untagged.positional.get(name)
         if checks_type or fields is None or len(fields) != len(data):
             continue
-        attempt = Spec(dict(zip(fields, data)), path)
-        with collect_ignored() as ignored:
-            try:
-                component = registry[name](attempt)
-            except TokenizerFileError:
-                continue
-        record_ignored(ignored)
-        return component
+        outcome = _attempt(registry[name], Spec(dict(zip(fields, data)), path))
+        if not isinstance(outcome, TokenizerFileError):
+            return outcome
     raise TokenizerFileError(
         path, data, f"expected a JSON object (or the field values of a {what}, in order)"
     )
 
 
 Untagged = UntaggedOrder | None
+
+
+def _attempt(builder: Callable[[Spec], T], spec: Spec) -> T | TokenizerFileError:
+    """One try of an untagged reading: the component, or why its fields did not read. The
+    fields it ignored are recorded only when it is the one kept."""
+    with collect_ignored() as ignored:
+        try:
+            component = builder(spec)
+            spec.finish()
+        except TokenizerFileError as exc:
+            return exc
+    record_ignored(ignored)
+    return component
 
 
 def _first_that_reads(
@@ -215,16 +223,10 @@ def _first_that_reads(
     for name, checks_type in untagged.order:
         if checks_type and kind != name:
             continue
-        attempt = Spec(spec.data, spec.path, ignored=("type",))
-        with collect_ignored() as ignored:
-            try:
-                component = registry[name](attempt)
-                attempt.finish()
-            except TokenizerFileError as exc:
-                failures[name] = exc
-                continue
-        record_ignored(ignored)
-        return component
+        outcome = _attempt(registry[name], Spec(spec.data, spec.path, ignored=("type",)))
+        if not isinstance(outcome, TokenizerFileError):
+            return outcome
+        failures[name] = outcome
     if isinstance(kind, str) and kind in failures:
         raise failures[kind]
     if isinstance(kind, str) and kind in registry:
