@@ -15,8 +15,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .cache import stat_key
 from .errors import JobError, Problem
 from .job import Job
+from .jsonl import Block, is_jsonl, jsonl_compression, output_name, scan_blocks
 
 STATE_DIR = ".batchtok"
 MAX_LISTED = 20  # problems listed per key before "... and N more"
@@ -45,6 +47,10 @@ class InputFile:
     keep_leaves: tuple[int, ...]  # leaf indices of kept columns other than the text column
     pair_leaf: int | None = None  # leaf index of the pair column, if the job has one
     ctime_ns: int = 0
+    # JSON Lines: its blocks (its "row groups"), and its compression (None: plain)
+    jsonl: bool = False
+    blocks: tuple[Block, ...] = ()
+    compression: str | None = None
 
     @property
     def rows(self) -> int:
@@ -89,10 +95,15 @@ def _inside(path: str, directory: str) -> bool:
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def _is_input_name(name: str) -> bool:
+    return name.endswith(".parquet") or is_jsonl(name)
+
+
 def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
     """(absolute path, output-relative name) of every input file, sorted by name, and warnings.
 
-    Directories give every ``*.parquet`` below them (names starting with ``.`` or ``_`` are
+    Directories give every ``*.parquet`` and JSON Lines file (``.jsonl``, ``.json``,
+    ``.ndjson``, each maybe ``.gz`` or ``.zst``) below them (names starting with ``.`` or ``_`` are
     skipped, as pyarrow datasets do); globs give their matches, named relative to the glob's
     directory part; a file is named by its file name. Files inside the output directory are
     never inputs, so an output directory inside an input tree is safe.
@@ -128,11 +139,11 @@ def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
             for root, dirs, files in os.walk(pattern):
                 dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
                 for name in files:
-                    if name.endswith(".parquet") and not name.startswith((".", "_")):
+                    if _is_input_name(name) and not name.startswith((".", "_")):
                         full = os.path.join(root, name)
                         matches.append((full, os.path.relpath(full, pattern)))
             if not matches:
-                warnings.append(f"{key}: directory {pattern} holds no *.parquet file")
+                warnings.append(f"{key}: directory {pattern} holds no *.parquet or JSON Lines file")
         elif os.path.isfile(pattern):
             matches = [(pattern, os.path.basename(pattern))]
         else:
@@ -151,7 +162,7 @@ def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
             if real in seen_real:
                 continue
             seen_real.add(real)
-            rel = Path(rel).as_posix()
+            rel = output_name(Path(rel).as_posix())
             if rel in found:
                 other, j = found[rel]
                 problems.append(
@@ -196,6 +207,8 @@ def is_text_type(t: pa.DataType) -> bool:
 
 def read_input(path: str, rel: str, job: Job, problems: list[Problem]) -> InputFile | None:
     """Footer facts of one input, or None with the problems appended."""
+    if is_jsonl(path):
+        return read_jsonl_input(path, rel, job, problems)
     try:
         st = os.stat(path)
         pf = pq.ParquetFile(path)
@@ -288,16 +301,67 @@ def read_input(path: str, rel: str, job: Job, problems: list[Problem]) -> InputF
     return InputFile(
         path=path,
         rel=rel,
-        size=st.st_size,
-        mtime_ns=st.st_mtime_ns,
-        inode=st.st_ino,
-        ctime_ns=st.st_ctime_ns,
+        **stat_key(st),
         row_groups=row_groups,
         schema=schema,
         keep=keep,
         text_leaf=text_leaf,
         pair_leaf=pair_leaf,
         keep_leaves=keep_leaves,
+    )
+
+
+def jsonl_fields(job: Job) -> tuple[str, ...]:
+    """The fields read from a JSON Lines input, text (and pair) first, then those kept."""
+    fields = [job.text_column] + ([job.pair_column] if job.pair_column else [])
+    for name in job.keep_columns or ():
+        if name not in fields:
+            fields.append(name)
+    return tuple(fields)
+
+
+def jsonl_block_bytes(job: Job) -> int:
+    """Bytes per block of a plain JSON Lines file: a quarter of a shard (or of an output row
+    group, if smaller), so shards are cut finely enough and row groups stay bounded."""
+    return max(1 << 16, int(min(job.shard_mb, job.row_group_mb) * 1e6 / 4))
+
+
+def read_jsonl_input(path: str, rel: str, job: Job, problems: list[Problem]) -> InputFile | None:
+    """A JSON Lines input's blocks (one read of the file), or None with the problems."""
+    compression = jsonl_compression(path)
+    assert compression is not False
+    try:
+        with open(path, "rb") as raw:
+            st = os.fstat(raw.fileno())
+            blocks = scan_blocks(raw, compression, jsonl_block_bytes(job))
+    except (OSError, pa.ArrowException, EOFError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        problems.append(job.problem("input.paths", f"cannot read {path}: {reason}"))
+        return None
+    fields = jsonl_fields(job)
+    keep = fields if job.keep_columns is None else tuple(dict.fromkeys(job.keep_columns))
+    for key, column in (
+        ("output.ids_column", job.ids_column),
+        ("output.count_column", job.count_column),
+    ):
+        if column in keep:
+            problems.append(
+                job.problem(key, f'"{column}" is also a field kept from {path}; choose another')
+            )
+            return None
+    return InputFile(
+        path=path,
+        rel=rel,
+        **stat_key(st),
+        row_groups=tuple(RowGroup(b.rows, b.length, b.length) for b in blocks),
+        schema=pa.schema([pa.field(name, pa.string()) for name in fields]),
+        keep=keep,
+        text_leaf=0,
+        pair_leaf=None if job.pair_column is None else 1,
+        keep_leaves=(),
+        jsonl=True,
+        blocks=tuple(blocks),
+        compression=compression,
     )
 
 

@@ -102,11 +102,14 @@ def keep_schema(f: InputFile) -> pa.Schema:
 
 def hash_spec(job: Job, f: InputFile) -> dict[str, Any]:
     """What the remembered row-group hashes of an input depend on besides its bytes."""
-    return {
+    spec: dict[str, Any] = {
         "text_column": job.text_column,
         "pair_column": job.pair_column,
         "keep_leaves": list(f.keep_leaves),
     }
+    if f.jsonl:  # blocks, not the fields read, decide what is hashed
+        spec["jsonl_blocks"] = [[b.offset, b.length] for b in f.blocks]
+    return spec
 
 
 def text_columns(job: Job) -> tuple[str, ...]:

@@ -64,7 +64,9 @@ def _schema(job: Job, f: InputFile, doc: dict) -> pa.Schema:
 
 
 def hash_task(job: Job, f: InputFile) -> HashTask:
-    return HashTask(f.rel, f.path, text_columns(job), f.keep_leaves, f.text_bytes, f.stat_key())
+    return HashTask(
+        f.rel, f.path, text_columns(job), f.keep_leaves, f.text_bytes, f.stat_key(), f.blocks
+    )
 
 
 def shard_task(prep: Prepared, st: FileState, i: int, parts_dir: Path, tmp_dir: Path) -> ShardTask:
@@ -98,6 +100,8 @@ def shard_task(prep: Prepared, st: FileState, i: int, parts_dir: Path, tmp_dir: 
         text_bytes=shard.text_bytes,
         stat=f.stat_key(),
         record_file=record_file,
+        blocks=f.blocks[shard.row_groups[0] : shard.row_groups[1]],
+        compression=f.compression,
     )
 
 

@@ -11,6 +11,7 @@ tokenizer is loaded once per run, not once per worker or per task.
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import resource
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import xxhash
 
 if TYPE_CHECKING:
     from batchtok import Tokenizer
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 from .cache import RowGroupHash, file_xxh3, hash_row_groups, stat_key
 from .encode import Encoder, SpecialCounter, TokenizerFacts
 from .errors import BadRowError, CorruptFileError, InputChangedError
+from .jsonl import Block, block_bytes_of, is_jsonl, open_stream, read_rows, sample_texts
 from .lock import check_lock
 from .output import TYPECODES, AtomicParquet, copy_row_groups, list_arrays
 from .stats import ShardStats
@@ -89,6 +92,13 @@ def prewarm(tok: Tokenizer, text_column: str, add_special_tokens: bool, paths: l
     for path in paths:
         if budget <= 0:
             break
+        if is_jsonl(path):
+            try:
+                texts += sample_texts(path, text_column, PREWARM_MAX_TEXT, budget)
+            except (OSError, pa.ArrowException):
+                continue  # the worker reports the file properly
+            budget = PREWARM_CHARS - sum(map(len, texts))
+            continue
         try:
             batches = pq.ParquetFile(path).iter_batches(
                 batch_size=256, row_groups=[0], columns=[text_column], use_threads=False
@@ -194,6 +204,7 @@ class HashTask:
     keep_leaves: tuple[int, ...]
     text_bytes: int  # estimate, for progress
     stat: dict[str, int]  # of the file when planned
+    blocks: tuple[Block, ...] = ()  # a JSON Lines file's: each is hashed by its bytes
 
     @property
     def label(self) -> str:
@@ -207,9 +218,26 @@ class HashResult:
 
 def hash_file(task: HashTask, report: Report) -> HashResult:
     with UnchangedInput(task.path, task.stat) as source:
-        hashes = hash_row_groups(source, task.text_columns, task.keep_leaves)
+        if task.blocks:
+            hashes = [_hash_block(source, block) for block in task.blocks]
+        else:
+            hashes = hash_row_groups(source, task.text_columns, task.keep_leaves)
     report(ShardStats(text_bytes=task.text_bytes))
     return HashResult(hashes)
+
+
+def _hash_block(source: Any, block: Block) -> RowGroupHash:
+    """A JSON Lines block's hash: of its bytes as stored (compressed or not)."""
+    x = xxhash.xxh3_128()
+    source.seek(block.offset)
+    remaining = block.length
+    while remaining > 0:
+        chunk = source.read(min(1 << 20, remaining))
+        if not chunk:
+            raise InputChangedError(f"{source.name}: shorter than when it was planned")
+        x.update(chunk)
+        remaining -= len(chunk)
+    return RowGroupHash(x.hexdigest(), block.rows, 0, block.length)
 
 
 # -- encoding ----------------------------------------------------------------------------------
@@ -232,6 +260,8 @@ class ShardTask:
     text_bytes: int
     stat: dict[str, int]  # of the input when planned (and hashed)
     record_file: str = ""  # a part's: where its content hash and bad rows are recorded
+    blocks: tuple[Block, ...] = ()  # a JSON Lines input's blocks in this shard
+    compression: str | None = None  # of a JSON Lines input
 
     @property
     def label(self) -> str:
@@ -303,9 +333,12 @@ def _strings(column: pa.Array, what: str, bad: dict[int, str]) -> list[str | Non
     return values
 
 
-def _find_bad(piece: pa.RecordBatch, settings: EncodeSettings) -> tuple[list, list | None, dict]:
-    """(texts, pairs or None, {index: reason} for null or undecodable texts and pairs)."""
-    bad: dict[int, str] = {}
+def _find_bad(
+    piece: pa.RecordBatch, settings: EncodeSettings, known: dict[int, str]
+) -> tuple[list, list | None, dict]:
+    """(texts, pairs or None, {index: reason} for null or undecodable texts and pairs, and the
+    ``known`` bad rows)."""
+    bad: dict[int, str] = dict(known)
     texts = _strings(piece.column(settings.text_column), "text", bad)
     pairs = None
     if settings.pair_column is not None:
@@ -326,13 +359,14 @@ def _text_bytes(piece: pa.RecordBatch, settings: EncodeSettings) -> int:
 def _encode_piece(
     piece: pa.RecordBatch,
     first_row: int,
+    known_bad: dict[int, str],
     state: _ShardState,
     encoder: Encoder,
     counter: SpecialCounter,
     schema: pa.Schema,
 ) -> pa.RecordBatch:
     settings, stats = state.settings, state.stats
-    texts, pairs, bad = _find_bad(piece, settings)
+    texts, pairs, bad = _find_bad(piece, settings, known_bad)
     n = len(texts)
     valid = [i for i in range(n) if i not in bad] if bad else range(n)
     valid_texts = [texts[i] for i in valid] if bad else texts
@@ -371,34 +405,58 @@ def _encode_piece(
     return out
 
 
-def _pieces(
+def _batches(
     task: ShardTask, settings: EncodeSettings, source: Any
-) -> Iterator[tuple[int, pa.RecordBatch, bool]]:
-    """The shard's rows in batches of at most ``task.batch_rows``, cut at the output row-group
-    boundaries: (row in the shard, batch, whether an output row group ends with it)."""
+) -> Iterator[tuple[pa.RecordBatch, dict[int, str]]]:
+    """The shard's rows in batches of at most ``task.batch_rows``, each with {row in the
+    batch: why it is bad} for rows the reading already found bad (a broken JSON line)."""
+    if task.blocks:
+        texts = [settings.text_column] + ([settings.pair_column] if settings.pair_column else [])
+        fields = tuple(dict.fromkeys(texts + list(task.keep)))
+        schema = pa.schema([pa.field(name, pa.string()) for name in fields])
+        for block in task.blocks:
+            if task.compression is None:
+                stream: Any = io.BytesIO(block_bytes_of(source, block))
+            else:
+                source.seek(0)
+                stream = open_stream(source, task.compression)
+            yield from read_rows(
+                stream, block.first_line, fields, len(texts), task.batch_rows, schema
+            )
+        return
     pf = pq.ParquetFile(source, buffer_size=1 << 20)
     wanted = set(task.keep) | {settings.text_column, settings.pair_column}
     columns = [n for n in pf.schema_arrow.names if n in wanted]
     first, end = task.row_groups
-    splits = iter(task.splits)
-    next_split = next(splits, None)
-    row = 0
     for batch in pf.iter_batches(
         batch_size=task.batch_rows, row_groups=range(first, end), columns=columns, use_threads=False
     ):
+        yield batch, {}
+
+
+def _pieces(
+    task: ShardTask, settings: EncodeSettings, source: Any
+) -> Iterator[tuple[int, pa.RecordBatch, dict[int, str], bool]]:
+    """The shard's batches cut at the output row-group boundaries: (row in the shard, batch,
+    its known bad rows, whether an output row group ends with it)."""
+    splits = iter(task.splits)
+    next_split = next(splits, None)
+    row = 0
+    for batch, bad in _batches(task, settings, source):
         offset = 0
         while offset < batch.num_rows:
             if next_split is None:
-                raise CorruptFileError(f"{task.path}: more rows than its footer says")
+                raise CorruptFileError(f"{task.path}: more rows than when it was planned")
             take = min(batch.num_rows - offset, next_split - row)
             ends = row + take == next_split
-            yield row, batch.slice(offset, take), ends
+            known = {i - offset: r for i, r in bad.items() if offset <= i < offset + take}
+            yield row, batch.slice(offset, take), known, ends
             row += take
             offset += take
             if ends:
                 next_split = next(splits, None)
     if next_split is not None:
-        raise CorruptFileError(f"{task.path}: fewer rows than its footer says")
+        raise CorruptFileError(f"{task.path}: fewer rows than when it was planned")
 
 
 @dataclass
@@ -431,10 +489,12 @@ def encode_shard(task: ShardTask, report: Report) -> ShardResult:
         ) as sink,
         UnchangedInput(task.path, task.stat) as source,
     ):
-        for row, piece, ends_row_group in _pieces(task, settings, source):
+        for row, piece, known_bad, ends_row_group in _pieces(task, settings, source):
             mark = state.mark()
             pending.append(
-                _encode_piece(piece, task.first_row + row, state, encoder, counter, schema)
+                _encode_piece(
+                    piece, task.first_row + row, known_bad, state, encoder, counter, schema
+                )
             )
             report(state.since(mark))
             if ends_row_group:

@@ -1,4 +1,4 @@
-"""Write configs/samples/sample.parquet, the bundled input of jobs/example.toml.
+"""Write configs/samples/sample.parquet (and .jsonl.gz), the bundled inputs of the example jobs.
 
     python configs/samples/make_sample.py
 
@@ -9,11 +9,14 @@ numbers, emoji sequences, whitespace runs, special-token strings inside text, em
 repeated texts. Every fragment was written for this file (no third-party text). No null text:
 the example job runs clean (exit code 0); tests build their own files with nulls.
 
-Columns: ``id`` (int64), ``kind`` (string), ``text`` (string); 4 row groups, zstd.
+Columns: ``id`` (int64), ``kind`` (string), ``text`` (string); 4 row groups, zstd. The same
+rows go to sample.jsonl.gz, one JSON object a line, for jobs/example-jsonl.toml.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
 import random
 from pathlib import Path
 
@@ -117,6 +120,15 @@ def main() -> None:
     target = HERE / "sample.parquet"
     pq.write_table(table, target, row_group_size=ROWS_PER_GROUP, compression="zstd")
     print(f"{target}: {table.num_rows} rows, {target.stat().st_size} bytes")
+    # The same rows as JSON Lines, gzip-compressed (mtime 0: the bytes never change), for
+    # jobs/example-jsonl.toml.
+    lines = "".join(
+        json.dumps({"id": i, "kind": k, "text": t}, ensure_ascii=False) + "\n"
+        for i, (k, t) in enumerate(data)
+    )
+    target = HERE / "sample.jsonl.gz"
+    target.write_bytes(gzip.compress(lines.encode("utf-8"), mtime=0))
+    print(f"{target}: {len(data)} lines, {target.stat().st_size} bytes")
 
 
 if __name__ == "__main__":

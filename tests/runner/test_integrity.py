@@ -16,7 +16,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from batchtok.runner import encode as encode_module
-from batchtok.runner import output as output_module
 from batchtok.runner import run as run_module
 from batchtok.runner.cache import hex128
 from batchtok.runner.errors import CorruptFileError
@@ -25,6 +24,7 @@ from tests.support.runner import (
     GPT2,
     basic_job,
     invoke,
+    kill_worker_on_shard,
     oracle_ids,
     summary,
     template_tokenizer,
@@ -48,20 +48,6 @@ def multi_shard_job(tmp_path: Path) -> Path:
     return basic_job(tmp_path, run__shard_mb=0.004)
 
 
-def _kill_worker_on_shard(shard: str, monkeypatch) -> None:
-    original = output_module.AtomicParquet.write
-
-    def write(self, table):
-        original(self, table)
-        if (
-            os.getpid() != PARENT
-            and f'"shard":"{shard}"' in self.schema.metadata[b"batchtok"].decode()
-        ):
-            os._exit(9)
-
-    monkeypatch.setattr(output_module.AtomicParquet, "write", write)
-
-
 def _flip_a_bit(path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x10
@@ -70,7 +56,7 @@ def _flip_a_bit(path: Path) -> None:
 
 def test_a_bit_flipped_in_a_part_is_never_joined(multi_shard_job: Path, monkeypatch) -> None:
     job, out = multi_shard_job, multi_shard_job.parent / "out"
-    _kill_worker_on_shard("c.parquet#2", monkeypatch)
+    kill_worker_on_shard("c.parquet#2", monkeypatch, PARENT)
     code, output = invoke("run", job)
     assert code == 1, output
     monkeypatch.undo()

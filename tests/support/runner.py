@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,7 @@ import tokenizers
 from click.testing import CliRunner
 
 from batchtok.runner import cli
+from batchtok.runner import output as output_module
 
 REPO = Path(__file__).resolve().parents[2]
 GPT2 = REPO / "configs" / "tokenizers" / "gpt2" / "tokenizer.json"
@@ -129,6 +131,21 @@ def oracle_ids(
         ref.no_truncation()
     inputs = list(text) if pairs is None else list(zip(text, pairs))
     return [e.ids for e in ref.encode_batch(inputs, add_special_tokens=add_special_tokens)]
+
+
+def kill_worker_on_shard(shard: str, monkeypatch: Any, parent: int) -> None:
+    """Make the worker writing shard ``shard`` (``"c.parquet#2"``) die (exit 9) after its
+    first row group hit the disk. Workers are forked from the test process (pid ``parent``),
+    so the patch reaches them."""
+    original = output_module.AtomicParquet.write
+
+    def write(self: Any, table: pa.Table) -> None:
+        original(self, table)
+        doc = self.schema.metadata[b"batchtok"].decode()
+        if os.getpid() != parent and f'"shard":"{shard}"' in doc:
+            os._exit(9)
+
+    monkeypatch.setattr(output_module.AtomicParquet, "write", write)
 
 
 def visible_files(out: Path) -> list[str]:

@@ -1,0 +1,235 @@
+"""JSON Lines inputs: planning blocks, hashing them, and reading their rows.
+
+A JSON Lines file (``.jsonl``, ``.json``, plain or compressed ``.gz`` / ``.zst``) holds one JSON
+object per line; the text is the field ``input.text_column`` names. It is read line by line
+with :func:`json.loads`, so that one broken line is one bad row (with its line number) and not
+a failed file.
+
+**Blocks play the part of row groups.** An uncompressed file is cut, at planning, into blocks
+of about ``block_bytes`` that end at a line break; a block is the unit of hashing (its bytes'
+xxh3), of shards (whole blocks) and of output row groups. A compressed file cannot be entered
+in the middle, so it is one block and one shard. Planning reads each file once to find the
+line breaks and count the rows (a blank line is not a row); that costs a sequential read,
+small beside encoding.
+
+Kept fields: the text (and pair) field always, and each field ``output.keep_columns`` names,
+as a string column: a string value as it is, any other value as its JSON text, a missing one
+as null. ``"all"`` keeps only the text (and pair) field, as lines need not share their fields.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+import pyarrow as pa
+
+READ_CHUNK = 1 << 20
+PLAIN_SUFFIXES = (".jsonl", ".json", ".ndjson")
+COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
+_BLANK_LINE = re.compile(rb"^[ \t\r]*$", re.MULTILINE)
+
+
+def jsonl_compression(path: str) -> str | None | bool:
+    """``None`` for a plain JSON Lines file, ``"gzip"``/``"zstd"`` for a compressed one,
+    ``False`` for any other file."""
+    name = path.lower()
+    for suffix, codec in COMPRESSIONS.items():
+        if name.endswith(suffix) and name[: -len(suffix)].endswith(PLAIN_SUFFIXES):
+            return codec
+    return None if name.endswith(PLAIN_SUFFIXES) else False
+
+
+def is_jsonl(path: str) -> bool:
+    return jsonl_compression(path) is not False
+
+
+def output_name(rel: str) -> str:
+    """The output's name for an input's: ``a/b.jsonl.gz`` -> ``a/b.parquet``."""
+    codec = jsonl_compression(rel)
+    if codec is False:
+        return rel
+    stem = rel
+    if codec is not None:
+        stem = stem.rsplit(".", 1)[0]
+    return stem.rsplit(".", 1)[0] + ".parquet"
+
+
+@dataclass(frozen=True)
+class Block:
+    """A run of whole lines of a file: where it is, how many rows (non-blank lines) it holds,
+    and the number (1-based) of its first line."""
+
+    offset: int
+    length: int
+    rows: int
+    first_line: int
+
+
+def _rows_in(data: bytes) -> tuple[int, int]:
+    """(lines, non-blank lines) in ``data``, a run of whole lines (the last may lack its
+    line break)."""
+    if not data:
+        return 0, 0
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    body = data[:-1] if data.endswith(b"\n") else data
+    return lines, lines - len(_BLANK_LINE.findall(body))
+
+
+class _Borrowed(io.RawIOBase):
+    """Reads ``raw`` without owning it: Arrow closes the file it wraps when it is done, and
+    the caller still has checks to make on it."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        return self.raw.readinto(buffer)  # type: ignore[attr-defined]
+
+
+def open_stream(raw: IO[bytes], compression: str | None) -> IO[bytes]:
+    """The decompressed bytes of ``raw`` from where it stands; ``raw`` stays open."""
+    if compression is None:
+        return raw
+    return pa.CompressedInputStream(pa.PythonFile(_Borrowed(raw), mode="r"), compression)
+
+
+def iter_lines(stream: IO[bytes]) -> Iterator[bytes]:
+    """The lines of ``stream`` (each with its line break, the last maybe without), read a
+    chunk at a time: Arrow's decompressing streams have no ``readline``."""
+    tail = b""
+    while chunk := stream.read(READ_CHUNK):
+        lines = (tail + chunk).split(b"\n")
+        tail = lines.pop()
+        for line in lines:
+            yield line + b"\n"
+    if tail:
+        yield tail
+
+
+def scan_blocks(raw: IO[bytes], compression: str | None, block_bytes: int) -> list[Block]:
+    """The blocks of a file opened in binary mode (read from its start)."""
+    if compression is not None:  # one block; its rows counted through the decompressor
+        rows = sum(1 for line in iter_lines(open_stream(raw, compression)) if line.strip())
+        size = os.fstat(raw.fileno()).st_size
+        return [Block(0, size, rows, 1)] if size else []
+    blocks: list[Block] = []
+    offset, line = 0, 1
+    while True:
+        data = raw.read(block_bytes)
+        if not data:
+            return blocks
+        if not data.endswith(b"\n"):
+            data += raw.readline()
+        lines, rows = _rows_in(data)
+        blocks.append(Block(offset, len(data), rows, line))
+        offset, line = offset + len(data), line + lines
+
+
+def block_bytes_of(raw: IO[bytes], block: Block) -> bytes:
+    raw.seek(block.offset)
+    data = raw.read(block.length)
+    if len(data) != block.length:
+        raise OSError(f"{getattr(raw, 'name', 'input')}: shorter than when it was planned")
+    return data
+
+
+def _value(obj: dict, name: str) -> str | None:
+    value = obj.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _parse(line: bytes, number: int, fields: tuple[str, ...], texts: int) -> tuple[list, str]:
+    """The kept values of one line, and why it is a bad row ("" if it is not). The first
+    ``texts`` fields are the text (and pair), which must be strings."""
+    try:
+        obj = json.loads(line)
+    except UnicodeDecodeError as exc:
+        return [None] * len(fields), f"line {number}: invalid UTF-8 at byte {exc.start}"
+    except ValueError as exc:
+        return [None] * len(fields), f"line {number}: not JSON ({exc})"
+    if not isinstance(obj, dict):
+        return [None] * len(fields), f"line {number}: {_json_kind(obj)}, not a JSON object"
+    values = [_value(obj, name) for name in fields]
+    for name in fields[:texts]:
+        if name not in obj:
+            return values, f"line {number}: no field {name!r}"
+        if not isinstance(obj[name], str | None):
+            kind = _json_kind(obj[name])
+            return values, f"line {number}: field {name!r} holds {kind}, not a string"
+    for name, value in zip(fields, values):
+        if value is not None:
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:  # "\ud800": valid JSON, but not text
+                return values, f"line {number}: field {name!r} holds a lone surrogate"
+    return values, ""
+
+
+def read_rows(
+    stream: IO[bytes],
+    first_line: int,
+    fields: tuple[str, ...],
+    texts: int,
+    batch_rows: int,
+    schema: pa.Schema,
+) -> Iterator[tuple[pa.RecordBatch, dict[int, str]]]:
+    """Batches of at most ``batch_rows`` rows from the lines of ``stream`` (to its end), as
+    columns ``fields`` typed by ``schema``, each with {row in the batch: why it is bad}. A bad
+    row's values are null."""
+    columns: list[list[Any]] = [[] for _ in fields]
+    bad: dict[int, str] = {}
+    number = first_line
+    for line in iter_lines(stream):
+        if not line.strip():
+            number += 1
+            continue
+        values, reason = _parse(line, number, fields, texts)
+        if reason:
+            bad[len(columns[0])] = reason
+            values = [None] * len(fields)
+        for column, value in zip(columns, values):
+            column.append(value)
+        number += 1
+        if len(columns[0]) == batch_rows:
+            yield pa.RecordBatch.from_arrays(columns, schema=schema), bad
+            columns, bad = [[] for _ in fields], {}
+    if columns[0]:
+        yield pa.RecordBatch.from_arrays(columns, schema=schema), bad
+
+
+def sample_texts(path: str, field: str, max_chars: int, budget: int) -> list[str]:
+    """Up to ``budget`` chars of texts of at most ``max_chars`` from the start of a file, for
+    the pre-warm; unreadable lines are skipped (the workers report them)."""
+    codec = jsonl_compression(path)
+    texts: list[str] = []
+    with open(path, "rb") as raw:
+        for line in iter_lines(open_stream(raw, None if codec is False else codec)):
+            if budget <= 0:
+                break
+            try:
+                text = json.loads(line).get(field)
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(text, str) and len(text) <= max_chars:
+                texts.append(text)
+                budget -= len(text)
+    return texts
