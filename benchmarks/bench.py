@@ -27,6 +27,7 @@ os.environ["RAYON_NUM_THREADS"] = "1"
 import argparse  # noqa: E402
 import gc  # noqa: E402
 import json  # noqa: E402
+import pathlib  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -39,8 +40,9 @@ import tiktoken  # noqa: E402
 import tokenizers  # noqa: E402
 
 from batchtok import Tokenizer  # noqa: E402
+from benchmarks import heldout  # noqa: E402
 from tests.support import corpora  # noqa: E402
-from tests.support.fixtures import fixture_path as tokenizer_path  # noqa: E402
+from tests.support.fixtures import REPO_ROOT, fixture_path  # noqa: E402
 
 MB = 1_000_000
 MIN_MB = 10
@@ -55,18 +57,31 @@ LABELS = {
 EXAMPLES = 2  # mismatching documents shown per comparison
 
 
+CORPORA = ("english", "code", "multilingual", *heldout.KINDS)
+
+
 def log(msg: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def tokenizer_path(name: str) -> pathlib.Path:
+    """The tokenizer.json of a fixture name; ``gpt2`` is the file bundled in configs/."""
+    if name == "gpt2":
+        return REPO_ROOT / "configs" / "tokenizers" / "gpt2" / "tokenizer.json"
+    return fixture_path(name)
 
 
 # -- corpus ---------------------------------------------------------------------------------------
 
 
 def load_corpus(kind: str, min_bytes: int) -> list[str]:
-    """Documents of ``kind`` totalling at least ``min_bytes`` (or all there are), in fixed order."""
+    """Documents of ``kind`` totalling at least ``min_bytes`` (or all there are), in fixed order.
+    ``kind`` is one of :data:`CORPORA` (the ``heldout-*`` ones: see benchmarks/heldout.py)."""
     if kind == "english":
         return corpora.english_prose(min_bytes)
-    if kind == "code":
+    if kind in heldout.KINDS:
+        pools = [heldout.heldout_docs(kind)]
+    elif kind == "code":
         pools = [corpora.code_docs()]
     elif kind == "multilingual":
         pools = list(corpora.multilingual_docs().values())  # sorted by language
@@ -459,7 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--tokenizers", default=DEFAULT_TOKENIZERS, help="comma-separated names")
     ap.add_argument("--mb", type=float, default=30, help="MB (10^6 UTF-8 bytes) of text")
     ap.add_argument("--repeats", type=int, default=3, help="timings per engine (median shown)")
-    ap.add_argument("--corpus", choices=("english", "code", "multilingual"), default="english")
+    ap.add_argument("--corpus", choices=CORPORA, default="english")
     ap.add_argument("--json", dest="json_path", help="also write the JSON summary to this file")
     args = ap.parse_args(argv)
     if args.repeats < 1:
