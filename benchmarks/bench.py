@@ -27,7 +27,6 @@ os.environ["RAYON_NUM_THREADS"] = "1"
 import argparse  # noqa: E402
 import gc  # noqa: E402
 import json  # noqa: E402
-import pathlib  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -41,8 +40,8 @@ import tokenizers  # noqa: E402
 
 from batchtok import Tokenizer  # noqa: E402
 from benchmarks import heldout  # noqa: E402
+from benchmarks.files import tokenizer_path  # noqa: E402
 from tests.support import corpora  # noqa: E402
-from tests.support.fixtures import REPO_ROOT, fixture_path  # noqa: E402
 
 MB = 1_000_000
 MIN_MB = 10
@@ -62,13 +61,6 @@ CORPORA = ("english", "code", "multilingual", *heldout.KINDS)
 
 def log(msg: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def tokenizer_path(name: str) -> pathlib.Path:
-    """The tokenizer.json of a fixture name; ``gpt2`` is the file bundled in configs/."""
-    if name == "gpt2":
-        return REPO_ROOT / "configs" / "tokenizers" / "gpt2" / "tokenizer.json"
-    return fixture_path(name)
 
 
 # -- corpus ---------------------------------------------------------------------------------------
