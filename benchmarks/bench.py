@@ -39,6 +39,7 @@ import tiktoken  # noqa: E402
 import tokenizers  # noqa: E402
 
 from batchtok import Tokenizer  # noqa: E402
+from batchtok.pre_tokenizers.byte_level import BYTE_LEVEL_PATTERN  # noqa: E402
 from benchmarks import heldout  # noqa: E402
 from benchmarks.files import tokenizer_path  # noqa: E402
 from tests.support import corpora  # noqa: E402
@@ -148,7 +149,12 @@ def plan_tiktoken(data: dict) -> TiktokenPlan:
         or model.get("end_of_word_suffix")
     ):
         return TiktokenPlan(skip="BPE with byte_fallback / subword prefix / suffix")
-    stages = pre.get("pretokenizers") if pre.get("type") == "Sequence" else None
+    if pre.get("type") == "ByteLevel" and pre.get("use_regex", True):
+        # GPT-2's own layout: ByteLevel splits with its built-in regex, tiktoken's gpt2 pat_str
+        split = {"type": "Split", "pattern": {"Regex": BYTE_LEVEL_PATTERN}, "behavior": "Isolated"}
+        stages = [split, {**pre, "use_regex": False}]
+    else:
+        stages = pre.get("pretokenizers") if pre.get("type") == "Sequence" else None
     if not stages or len(stages) != 2:
         return TiktokenPlan(skip=f"not byte-level BPE (pre_tokenizer {pre.get('type')})")
     split, byte_level = stages
