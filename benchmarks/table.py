@@ -181,6 +181,7 @@ def run_cell(name: str, docs: list[str], repeats: int, tt_cache: dict) -> dict[s
         cpu_seconds=cpu,
         seconds_all={e: [round(x.wall, 4) for x in ts] for e, ts in times.items()},
         load_seconds={k: statistics.median(v) for k, v in loads.items()},
+        first_load_seconds={k: v[0] for k, v in loads.items()},
         ids_peer=peer,
         ratios={
             "ids": wall[peer] / wall["ids"],
