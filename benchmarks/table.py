@@ -73,9 +73,9 @@ HELD_OUT = heldout.KINDS
 SIZES = (4.0, 30.0)
 LARGE_MB = 10  # sizes from here on use --repeats-large, --large-files and --large-corpora
 #: What the large size covers by default, for the run to fit in ~25 min on 2 quiet cores:
-#: byte-level BPE and the two SentencePiece BPE files (Llama-2: whole-text words; Gemma: many
-#: added tokens), on the tuned prose corpus and the held-out code, both a full 30 MB.
-LARGE_FILES = ("llama3", "llama2", "gemma3")
+#: byte-level BPE and SentencePiece BPE with many added tokens, on the tuned prose corpus and
+#: the held-out code, both a full 30 MB.
+LARGE_FILES = ("llama3", "gemma3")
 LARGE_CORPORA = ("english", "heldout-code")
 ENGINES = ("ids", "full", "encode_batch", "encode_batch_fast", "tiktoken")
 
@@ -229,11 +229,25 @@ def estimate_seconds(job: Job, name: str) -> float:
     return job.repeats * (per_round + PLAN_LOAD_S.get(name, 0.5)) + mb / PLAN_CHECK_MBS
 
 
+def machine_speed() -> float:
+    """This machine's speed against the plan's: `tokenizers`' encode_batch_fast of llama3 on
+    1 MB of English (wall time), against the rate the plan assumes (~1 s to measure)."""
+    docs = load_corpus("english", MB)
+    hf = tokenizers.Tokenizer.from_file(str(tokenizer_path("llama3")))
+    _, t = timed(hf.encode_batch_fast, docs, add_special_tokens=False)
+    mbs = sum(len(d.encode()) for d in docs) / MB / max(t.wall, 1e-3)
+    return mbs / PLAN_MBS["encode_batch_fast"]
+
+
 def print_plan(jobs: list[Job]) -> float:
-    print("Time plan (estimated from rough rates on a 2-core machine; the real run may differ):")
+    speed = machine_speed()
+    print(
+        "Time plan (rough rates for a quiet 2-core machine, scaled by this machine's speed: "
+        f"{speed:.2f}x the assumed one on a 1 MB probe; an estimate, not a measurement):"
+    )
     total = 0.0
     for job in jobs:
-        secs = sum(estimate_seconds(job, f) for f in job.files)
+        secs = sum(estimate_seconds(job, f) for f in job.files) / speed
         total += secs
         print(
             f"  {job.corpus:<21} {corpus_mb(job.corpus, job.size):>5.1f} MB x {job.repeats} "
