@@ -509,6 +509,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"tiktoken {tiktoken.__version__ if hasattr(tiktoken, '__version__') else '?'}, "
         f"{os.cpu_count()} CPUs, batchtok commit {git_commit()}"
     )
+    if args.corpus in heldout.KINDS:
+        print(f"  {heldout.describe(args.corpus)}")
     for w in warnings:
         print(f"  WARNING: {w}")
     sys.stdout.flush()

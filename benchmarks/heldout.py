@@ -164,3 +164,9 @@ def heldout_packages(kind: str) -> dict[str, str]:
     heldout_docs(kind)
     info = json.loads((heldout_dir() / f"{kind}.manifest.json").read_text(encoding="utf-8"))
     return info["packages"]
+
+
+def describe(kind: str) -> str:
+    """One output line saying that ``kind`` is held out, and where it comes from."""
+    pkgs = ", ".join(f"{p} {v}" for p, v in heldout_packages(kind).items())
+    return f"HELD OUT (never used by tests or tuning): {kind} from {pkgs}"

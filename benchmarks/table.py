@@ -379,8 +379,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("  tuned-on corpora (tests, fixtures, earlier benches): english, code, multilingual")
     for kind in HELD_OUT:
         if kind in args.corpora:
-            pkgs = ", ".join(f"{p} {v}" for p, v in heldout.heldout_packages(kind).items())
-            print(f"  HELD OUT (never used by tests or tuning): {kind} from {pkgs}")
+            print(f"  {heldout.describe(kind)}")
     if any(s >= LARGE_MB for s in args.sizes):
         files = [f for f in args.files if f not in args.large_files]
         texts = [c for c in args.corpora if c not in args.large_corpora]
