@@ -83,7 +83,7 @@ ENGINES = ("ids", "full", "encode_batch", "encode_batch_fast", "tiktoken")
 #: `tokenizers` load), guessed for a quiet 2-core machine, for the time plan only.
 PLAN_MBS = {"ids": 3.0, "full": 2.0, "encode_batch": 4.0, "encode_batch_fast": 4.5}
 PLAN_TIKTOKEN_MBS = 10.0
-PLAN_SLOW_TEXT = {"multilingual": 1.5, "heldout-multilingual": 1.5}  # x batchtok's time
+PLAN_SLOW_TEXT = {"multilingual": 1.5, "heldout-multilingual": 1.5}  # x every engine's time
 PLAN_LOAD_S = {"gemma3": 7.2, "gpt4o": 2.4, "qwen3": 2.4, "llama3": 2.2, "gpt35turbo": 1.2}
 PLAN_CHECK_MBS = 4.0  # the first round's extra work: ids out of Encodings, comparisons
 #: UTF-8 MB of the corpora smaller than 30 MB (the plan's cell sizes)
@@ -221,9 +221,7 @@ def corpus_mb(corpus: str, size: float) -> float:
 def estimate_seconds(job: Job, name: str) -> float:
     mb = corpus_mb(job.corpus, job.size)
     slow = PLAN_SLOW_TEXT.get(job.corpus, 1.0)
-    per_round = sum(
-        mb / rate * (slow if e in ("ids", "full") else 1) for e, rate in PLAN_MBS.items()
-    )
+    per_round = sum(mb / rate * slow for rate in PLAN_MBS.values())
     if name in ("llama3", "gpt4o", "gpt35turbo", "gpt2", "qwen3"):
         per_round += mb / PLAN_TIKTOKEN_MBS
     return job.repeats * (per_round + PLAN_LOAD_S.get(name, 0.5)) + mb / PLAN_CHECK_MBS
