@@ -39,8 +39,10 @@ import tiktoken  # noqa: E402
 import tokenizers  # noqa: E402
 
 from batchtok import Tokenizer  # noqa: E402
+from batchtok.pre_tokenizers.byte_level import BYTE_LEVEL_PATTERN  # noqa: E402
+from benchmarks import heldout  # noqa: E402
+from benchmarks.files import tokenizer_path  # noqa: E402
 from tests.support import corpora  # noqa: E402
-from tests.support.fixtures import fixture_path as tokenizer_path  # noqa: E402
 
 MB = 1_000_000
 MIN_MB = 10
@@ -55,6 +57,9 @@ LABELS = {
 EXAMPLES = 2  # mismatching documents shown per comparison
 
 
+CORPORA = ("english", "code", "multilingual", *heldout.KINDS)
+
+
 def log(msg: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
@@ -63,10 +68,13 @@ def log(msg: str) -> None:
 
 
 def load_corpus(kind: str, min_bytes: int) -> list[str]:
-    """Documents of ``kind`` totalling at least ``min_bytes`` (or all there are), in fixed order."""
+    """Documents of ``kind`` totalling at least ``min_bytes`` (or all there are), in fixed order.
+    ``kind`` is one of :data:`CORPORA` (the ``heldout-*`` ones: see benchmarks/heldout.py)."""
     if kind == "english":
         return corpora.english_prose(min_bytes)
-    if kind == "code":
+    if kind in heldout.KINDS:
+        pools = [heldout.heldout_docs(kind)]
+    elif kind == "code":
         pools = [corpora.code_docs()]
     elif kind == "multilingual":
         pools = list(corpora.multilingual_docs().values())  # sorted by language
@@ -141,7 +149,12 @@ def plan_tiktoken(data: dict) -> TiktokenPlan:
         or model.get("end_of_word_suffix")
     ):
         return TiktokenPlan(skip="BPE with byte_fallback / subword prefix / suffix")
-    stages = pre.get("pretokenizers") if pre.get("type") == "Sequence" else None
+    if pre.get("type") == "ByteLevel" and pre.get("use_regex", True):
+        # GPT-2's own layout: ByteLevel splits with its built-in regex, tiktoken's gpt2 pat_str
+        split = {"type": "Split", "pattern": {"Regex": BYTE_LEVEL_PATTERN}, "behavior": "Isolated"}
+        stages = [split, {**pre, "use_regex": False}]
+    else:
+        stages = pre.get("pretokenizers") if pre.get("type") == "Sequence" else None
     if not stages or len(stages) != 2:
         return TiktokenPlan(skip=f"not byte-level BPE (pre_tokenizer {pre.get('type')})")
     split, byte_level = stages
@@ -459,7 +472,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--tokenizers", default=DEFAULT_TOKENIZERS, help="comma-separated names")
     ap.add_argument("--mb", type=float, default=30, help="MB (10^6 UTF-8 bytes) of text")
     ap.add_argument("--repeats", type=int, default=3, help="timings per engine (median shown)")
-    ap.add_argument("--corpus", choices=("english", "code", "multilingual"), default="english")
+    ap.add_argument("--corpus", choices=CORPORA, default="english")
     ap.add_argument("--json", dest="json_path", help="also write the JSON summary to this file")
     args = ap.parse_args(argv)
     if args.repeats < 1:
@@ -496,6 +509,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"tiktoken {tiktoken.__version__ if hasattr(tiktoken, '__version__') else '?'}, "
         f"{os.cpu_count()} CPUs, batchtok commit {git_commit()}"
     )
+    if args.corpus in heldout.KINDS:
+        print(f"  {heldout.describe(args.corpus)}")
     for w in warnings:
         print(f"  WARNING: {w}")
     sys.stdout.flush()
