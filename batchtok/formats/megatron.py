@@ -187,12 +187,16 @@ def _document_lengths(prefix: str) -> tuple[MegatronInfo, Iterator[int]]:
             count = min(CHUNK, sequences - start)
             lengths = read_array(f_len, "i", count, path, "sequence lengths")
             pointers = read_array(f_ptr, "q", count, path, "sequence pointers")
-            for i, (length, at) in enumerate(zip(lengths, pointers), start):
-                if length < 0:
-                    raise FormatError(path, f"sequence {i} has a negative length {length}")
-                if at != pointer:
-                    raise FormatError(path, f"sequence {i} starts at byte {at}, not {pointer}")
-                pointer += length * itemsize
+            if lengths and min(lengths) < 0:
+                i = next(i for i, n in enumerate(lengths) if n < 0)
+                raise FormatError(path, f"sequence {start + i} has a negative length {lengths[i]}")
+            starts = array("q", accumulate((n * itemsize for n in lengths), initial=pointer))
+            pointer = starts.pop()
+            if starts != pointers:
+                i = next(i for i, (a, b) in enumerate(zip(starts, pointers)) if a != b)
+                raise FormatError(
+                    path, f"sequence {start + i} starts at byte {pointers[i]}, not {starts[i]}"
+                )
             yield lengths
 
     def lengths() -> Iterator[int]:

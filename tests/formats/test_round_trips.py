@@ -5,6 +5,7 @@ provenance sidecar, and nothing half-written ever visible."""
 from __future__ import annotations
 
 import os
+from array import array
 
 import pytest
 from hypothesis import given, settings
@@ -137,3 +138,33 @@ def test_a_sidecar_describing_other_files_is_refused(tmp_path, name):
     os.replace(b + data, a + data)
     with pytest.raises(FormatError, match="as 4 bytes, but it has 6"):
         fmt.module.read_provenance(a)
+
+
+LONG = 300  # documents this long are converted through Arrow, shorter ones through array()
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("source", ["i", "q", "H", "I", "<i8", "<u2", "<i4", "<u4", "<i8[::2]"])
+def test_every_kind_of_id_sequence_is_written_alike(tmp_path, name, source):
+    """Lists, arrays and ndarrays, short or long, give the same bytes; an id out of range is
+    refused the same way whichever path converts it."""
+    import numpy
+
+    fmt = FORMATS[name]
+    docs = [list(range(n)) + [65535] for n in (3, LONG)]
+
+    def kind(doc):
+        if source.startswith("<"):
+            dtype, _, step = source.partition("[")
+            values = numpy.array(doc, dtype=dtype)
+            return values.repeat(2)[::2] if step else values  # strided: copied via array()
+        return array(source, doc)
+
+    want, got = fmt.dest(str(tmp_path), "lists"), fmt.dest(str(tmp_path), "kinds")
+    fmt.write(want, docs, "uint16")
+    fmt.write(got, [kind(doc) for doc in docs], "uint16")
+    assert fmt.bytes(got) == fmt.bytes(want)
+    if source not in ("H", "<u2"):
+        for n in (3, LONG):
+            with pytest.raises(ValueError, match="does not fit"):
+                fmt.write(got, [kind([*range(n), 65536 if source != "i" else -1])], "uint16")
