@@ -108,13 +108,13 @@ def _arrow_type(ids: Any) -> pa.DataType | None:
     return pa.from_numpy_dtype(f"{kind}{size}")
 
 
-def packed_lengths(tokens: int, pack_length: int, keep_last: bool) -> Iterator[array]:
+def packed_lengths(tokens: int, pack_length: int) -> Iterator[array]:
     """The row lengths (int32 arrays, a chunk at a time) of ``tokens`` tokens cut into rows of
-    ``pack_length``, the short last row kept or dropped."""
+    ``pack_length``, the last one shorter if they do not divide evenly."""
     full, tail = divmod(tokens, pack_length)
     for start in range(0, full, CHUNK):
         yield array("i", repeat(pack_length, min(CHUNK, full - start)))
-    if tail and keep_last:
+    if tail:
         yield array("i", [tail])
 
 
@@ -257,7 +257,7 @@ class TokenFileWriter:
     def document_lengths(self) -> Iterator[array]:
         """The published documents' (or packed rows') lengths, a chunk at a time."""
         if self.pack_length is not None:
-            return packed_lengths(self.tokens, self.pack_length, True)
+            return packed_lengths(self.tokens, self.pack_length)  # a dropped tail is gone
         return chunks(self.lengths)
 
     def published_documents(self) -> int:

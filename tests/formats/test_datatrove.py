@@ -12,7 +12,7 @@ import pytest
 
 from batchtok.formats import datatrove
 from batchtok.formats.files import FormatError
-from tests.formats.strategies import EDGE_VOCABS, FORMATS
+from tests.formats.common import EDGE_VOCABS, FORMATS
 
 DATA = pathlib.Path(__file__).parent / "data"
 # Documents of the golden files tests/formats/data/dt_*.ds* (see data/README.md).

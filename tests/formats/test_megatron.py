@@ -11,7 +11,7 @@ import pytest
 
 from batchtok.formats import megatron
 from batchtok.formats.files import FormatError
-from tests.formats.strategies import EDGE_VOCABS, FORMATS
+from tests.formats.common import EDGE_VOCABS, FORMATS, layout
 
 DATA = pathlib.Path(__file__).parent / "data"
 # Documents of the golden files tests/formats/data/mg_*.{bin,idx} (see data/README.md).
@@ -20,23 +20,6 @@ GOLDEN = {
     "mg_empty_docs": ("uint16", [[], [1, 2, 3, 0], [], [], [65499, 0], []]),
     "mg_int32": ("int32", [[70000, 1, 0], [], [2**31 - 1, 0]]),
 }
-
-
-def layout(docs: list[list[int]], code: int, fmt: str) -> tuple[bytes, bytes]:
-    """(.bin, .idx) from the documented layout, as preprocess_data.py fills the builder:
-    one sequence per non-empty document, none for an empty one."""
-    lengths = [len(d) for d in docs if d]
-    size = struct.calcsize("<" + fmt)
-    pointers = [size * sum(lengths[:i]) for i in range(len(lengths))]
-    doc_index = [0]
-    for d in docs:
-        doc_index.append(doc_index[-1] + (1 if d else 0))
-    idx = b"MMIDIDX\x00\x00" + struct.pack("<QBQQ", 1, code, len(lengths), len(doc_index))
-    idx += struct.pack(f"<{len(lengths)}i", *lengths)
-    idx += struct.pack(f"<{len(pointers)}q", *pointers)
-    idx += struct.pack(f"<{len(doc_index)}q", *doc_index)
-    data = b"".join(struct.pack(f"<{len(d)}{fmt}", *d) for d in docs)
-    return data, idx
 
 
 MG = FORMATS["megatron"]

@@ -7,14 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from batchtok.formats.packing import Packer, pack, with_eos
-from tests.formats.strategies import cuts, documents, split
+from tests.formats.common import cuts, documents, flat, split
 from tests.support.tier import examples
 
 EOS = 99
-
-
-def flat(docs) -> list[int]:
-    return [t for doc in docs for t in doc]
 
 
 @settings(max_examples=examples(300), deadline=None)

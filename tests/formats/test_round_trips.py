@@ -11,9 +11,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from batchtok.formats.files import FormatError, read_sidecar
+from batchtok.formats.files import CHUNK, FormatError, read_sidecar
 from batchtok.formats.packing import pack
-from tests.formats.strategies import EDGE_VOCABS, FORMATS, cuts, documents, split, tmp_of, workdir
+from tests.formats.common import (
+    EDGE_VOCABS,
+    FORMATS,
+    cuts,
+    documents,
+    flat,
+    layout,
+    split,
+    tmp_of,
+    workdir,
+)
 from tests.support.tier import examples
 
 NAMES = sorted(FORMATS)
@@ -168,3 +178,19 @@ def test_every_kind_of_id_sequence_is_written_alike(tmp_path, name, source):
         for n in (3, LONG):
             with pytest.raises(ValueError, match="does not fit"):
                 fmt.write(got, [kind([*range(n), 65536 if source != "i" else -1])], "uint16")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_indexes_longer_than_one_chunk(tmp_path, name):
+    """Indexes are written and read CHUNK entries at a time: pointers and ends carry over."""
+    fmt = FORMATS[name]
+    n = CHUNK + 1000
+    docs = [[i % 7] * (i % 3) for i in range(n)]  # every third document empty
+    dest = fmt.dest(str(tmp_path), "a")
+    fmt.write(dest, docs, "uint16")
+    assert fmt.read(dest) == docs
+    if name == "megatron":
+        assert tuple(fmt.bytes(dest)) == layout(docs, 8, "H")
+    packed = fmt.dest(str(tmp_path), "packed")
+    fmt.module.merge([dest, dest], packed, tmp_of(str(tmp_path)), pack_length=1)
+    assert fmt.read(packed) == [[t] for t in flat(docs) * 2]

@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
+import struct
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import accumulate
 from types import ModuleType
 
 from hypothesis import strategies as st
@@ -33,6 +35,27 @@ def cuts(n: int):
 def split(docs: list, points: list[int]) -> list[list]:
     bounds = [0, *points, len(docs)]
     return [docs[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def flat(docs) -> list[int]:
+    return [t for doc in docs for t in doc]
+
+
+def layout(docs: list[list[int]], code: int, fmt: str) -> tuple[bytes, bytes]:
+    """(.bin, .idx) from the documented layout, as preprocess_data.py fills the builder:
+    one sequence per non-empty document, none for an empty one."""
+    lengths = [len(d) for d in docs if d]
+    size = struct.calcsize("<" + fmt)
+    pointers = [size * n for n in accumulate(lengths, initial=0)][:-1]
+    doc_index = [0]
+    for d in docs:
+        doc_index.append(doc_index[-1] + (1 if d else 0))
+    idx = b"MMIDIDX\x00\x00" + struct.pack("<QBQQ", 1, code, len(lengths), len(doc_index))
+    idx += struct.pack(f"<{len(lengths)}i", *lengths)
+    idx += struct.pack(f"<{len(pointers)}q", *pointers)
+    idx += struct.pack(f"<{len(doc_index)}q", *doc_index)
+    data = b"".join(struct.pack(f"<{len(d)}{fmt}", *d) for d in docs)
+    return data, idx
 
 
 @contextlib.contextmanager
