@@ -20,6 +20,7 @@ from .lock import current_holder, unfinished_run
 from .prepare import plan_job, state_dir
 from .run import run_job
 from .summary import SUMMARY_NAME
+from .token_stats import token_stats_lines
 
 KEYS_HELP = "\b\nJob file keys (section.key, default, meaning):\n" + "\n".join(
     "  " + line for line in settings_table().splitlines()
@@ -258,6 +259,8 @@ def status(job, as_json) -> None:
                 f"{summary['rows']['written']}, tokens {summary['tokens']}, bad rows "
                 f"{summary['bad_rows']['count']}"
             )
+            for line in token_stats_lines(summary.get("token_stats")):
+                click.echo(f"  {line}")
             for failure in summary.get("failures", [])[:5]:
                 click.echo(f"  failed: {failure.get('task')}: {failure.get('error')}")
     ok = (

@@ -68,6 +68,8 @@ class TokenizerFacts:
     # with special tokens
     truncation: dict[str, Any] | None  # the file's, as Tokenizer.truncation shows it
     padding: dict[str, Any] | None  # the file's (never applied by the runner)
+    unk_id: int | None  # the model's unknown token, for the token statistics
+    byte_ids: tuple[int, ...]  # a byte-fallback model's <0x00>..<0xFF> tokens
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -86,6 +88,8 @@ class TokenizerFacts:
             pair_errors=(str(data["pair_errors"][0]), str(data["pair_errors"][1])),
             truncation=data["truncation"],
             padding=data["padding"],
+            unk_id=None if data["unk_id"] is None else int(data["unk_id"]),
+            byte_ids=tuple(int(i) for i in data["byte_ids"]),
         )
 
 
@@ -146,6 +150,20 @@ def read_tokenizer(job: Job) -> tuple[bytes, str, str]:
         ) from exc
 
 
+def _unknown_and_byte_ids(tok: Tokenizer) -> tuple[int | None, tuple[int, ...]]:
+    """The id the model gives an unknown piece, and its byte tokens if it falls back to bytes."""
+    model = tok.model
+    unk_id = getattr(model, "unk_id", None)
+    unk_token = getattr(model, "unk_token", None)
+    if unk_id is None and isinstance(unk_token, str):
+        unk_id = tok.token_to_id(unk_token)
+    byte_ids: tuple[int, ...] = ()
+    if getattr(model, "byte_fallback", False):
+        found = (tok.token_to_id(f"<0x{b:02X}>") for b in range(256))
+        byte_ids = tuple(sorted({i for i in found if i is not None}))
+    return unk_id, byte_ids
+
+
 def facts_of(tok: Tokenizer, xxh3: str, sha256: str) -> TokenizerFacts:
     """The facts of a freshly loaded tokenizer. Leaves it without truncation and padding:
     :func:`configure_tokenizer` sets them for a job."""
@@ -165,6 +183,7 @@ def facts_of(tok: Tokenizer, xxh3: str, sha256: str) -> TokenizerFacts:
         except EncodeError:
             pass  # every row would fail the same way, and say so
     processor = tok.post_processor
+    unk_id, byte_ids = _unknown_and_byte_ids(tok)
     return TokenizerFacts(
         xxh3=xxh3,
         sha256=sha256,
@@ -177,6 +196,8 @@ def facts_of(tok: Tokenizer, xxh3: str, sha256: str) -> TokenizerFacts:
         pair_errors=(pair_errors[0], pair_errors[1]),
         truncation=truncation,
         padding=padding,
+        unk_id=unk_id,
+        byte_ids=byte_ids,
     )
 
 

@@ -36,6 +36,7 @@ from .encode import TokenizerFacts, applied_options
 from .inputs import InputFile
 from .job import Job
 from .output import full_read_ok, read_metadata, shard_row_groups
+from .token_stats import TokenStats
 
 MB = 1_000_000
 MAX_BATCH_ROWS = 65_536
@@ -136,6 +137,7 @@ class FileState:
     discarded: list[str] = field(default_factory=list)  # why parts found were not used
     # key -> bad rows its output holds (recorded when written: a re-run reports them too)
     bad_rows: dict[str, int] = field(default_factory=dict)
+    token_stats: dict[str, TokenStats] = field(default_factory=dict)  # key -> its output's
     complete: bool = False  # the output is complete under these keys: nothing to do
     output_trusted: bool = False  # its stat matches the record (no need to re-verify)
     joining: bool = False  # its parts are being joined
@@ -166,6 +168,17 @@ class FileState:
             for i in range(len(self.shards))
             if self.status(i) in ("cached", "part")
         )
+
+    def output_token_stats(self) -> tuple[TokenStats, int]:
+        """The token statistics of this file's shards written (now or by earlier runs), and
+        how many complete shards have none (written before batchtok kept them)."""
+        total, missing = TokenStats(), 0
+        for i, key in enumerate(self.keys):
+            if key in self.token_stats:
+                total.merge(self.token_stats[key])
+            elif self.status(i) in ("cached", "part"):
+                missing += 1
+        return total, missing
 
     def content_hash(self) -> str:
         assert self.hashes is not None
@@ -213,6 +226,7 @@ def resolve(
                 if remembered.get("keys") == old_keys:
                     counts = remembered.get("bad_rows") or {}
                     state.bad_rows = {k: _count(counts.get(k)) for k in state.reusable}
+                    _load_token_stats(state, remembered.get("token_stats"), state.reusable)
     if not state.complete and len(state.shards) > 1:
         for i, key in enumerate(state.keys):
             if key in state.reusable:
@@ -225,6 +239,7 @@ def resolve(
                 state.parts[key] = part
                 state.part_digests[key] = digest
                 state.bad_rows[key] = _count(recorded.get("bad_rows"))
+                _load_token_stats(state, {key: recorded.get("token_stats")}, (key,))
             elif problem:
                 state.discarded.append(
                     f"part {part.name} of shard {state.shards[i].id} {problem}; it is discarded "
@@ -277,6 +292,15 @@ def part_problem(part: Path, key: str, digest: str | None, verify: bool) -> str 
     return None if problem is None else f"is corrupt ({problem})"
 
 
+def _load_token_stats(state: FileState, stored: Any, keys: Any) -> None:
+    if not isinstance(stored, dict):
+        return
+    for key in keys:
+        found = TokenStats.from_json(stored.get(key))
+        if found is not None:
+            state.token_stats[key] = found
+
+
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
@@ -308,7 +332,13 @@ def record_output(records: Records, st: FileState, record: dict | None = None) -
     except (OSError, pa.ArrowException, ValueError):
         return
     bad = {k: st.bad_rows[k] for k in keys if st.bad_rows.get(k)}
-    record["output"] = {"stat": stat_of(st.output), "keys": keys, "bad_rows": bad}
+    tokens = {k: st.token_stats[k].to_json() for k in keys if k in st.token_stats}
+    record["output"] = {
+        "stat": stat_of(st.output),
+        "keys": keys,
+        "bad_rows": bad,
+        "token_stats": tokens,
+    }
     records.save(st.file.rel, record)
 
 

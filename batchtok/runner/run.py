@@ -48,8 +48,9 @@ from .plan import FileState, hash_spec, orphan_outputs, record_output, remove_pa
 from .prepare import Prepared, prepare, state_dir
 from .progress import LogSession, Progress
 from .stats import RunStats, ShardStats
-from .summary import build_summary, invalid_summary, log_summary, write_summary
+from .summary import build_summary, invalid_summary, log_summary, write_chart, write_summary
 from .tasks import encode_settings, hash_task, join_task, shard_task
+from .token_stats import TokenStats
 from .worker import (
     AssembleTask,
     HashTask,
@@ -210,10 +211,23 @@ class _Run:
             workers=self.workers,
             memory_pool=self.memory_pool,
         )
+        tokens, missing = self._output_token_stats()
+        summary["token_stats"] = {**tokens.report(), "shards_without_stats": missing}
         log_summary(summary, self.stats)
         if self.lock is None or self.lock.holds_path():
             write_summary(summary, self.job.output_dir, self.sdir)
+            write_chart(tokens, self.job.output_dir, self.tmp_dir, self.job.name)
         return RunResult(summary["exit_code"], summary)
+
+    def _output_token_stats(self) -> tuple[TokenStats, int]:
+        """The token statistics of every output file written, now or by earlier runs."""
+        total, missing = TokenStats(), 0
+        for st in self.states.values():
+            if st.resolved and st.file.rel not in self.stats.failed_files:
+                found, lacking = st.output_token_stats()
+                total.merge(found)
+                missing += lacking
+        return total, missing
 
     def _clear_tmp(self) -> None:
         # Only our lock holder writes here, so anything present is a dead run's leftover.
@@ -510,6 +524,8 @@ class _Run:
             return
         copies = st.keys.count(task.key)  # shards of identical content, encoded once
         st.bad_rows[task.key] = result.stats.bad_rows
+        if result.tokens is not None:
+            st.token_stats[task.key] = result.tokens
         self.stats.shards_done += copies
         self.stats.encoded.merge(result.stats.times(copies))
         self.progress.shards_done += 1

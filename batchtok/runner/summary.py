@@ -22,6 +22,7 @@ from .encode import TokenizerFacts
 from .errors import JobError
 from .job import Job
 from .stats import MAX_EXAMPLES, RunStats
+from .token_stats import CHART_NAME, TokenStats, draw_chart
 
 SUMMARY_NAME = "_batchtok_summary.json"
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
@@ -152,6 +153,26 @@ def log_summary(summary: dict[str, Any], stats: RunStats) -> None:
         summary["elapsed_seconds"],
         extra={"event": "summary", "status": status, "exit_code": code},
     )
+
+
+def write_chart(tokens: TokenStats, output_dir: Path, tmp_dir: Path, title: str) -> None:
+    """Draw the document-length histogram beside the summary (matplotlib permitting); like
+    the summary, a failure is logged, not raised."""
+    if not tokens.documents:
+        return
+    target = output_dir / CHART_NAME
+    tmp = tmp_dir / f"chart.{os.getpid()}.tmp"
+    try:
+        tmp_dir.mkdir(parents=True, exist_ok=True)
+        if draw_chart(tokens, tmp, title):
+            os.replace(tmp, target)
+        else:
+            log.debug("no token-length chart: matplotlib is not installed (batchtok[stats])")
+    except (OSError, ValueError) as exc:
+        log.error("cannot draw the token-length chart %s: %s", target, exc)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def write_summary(summary: dict[str, Any], output_dir: Path, tmp_dir: Path) -> None:

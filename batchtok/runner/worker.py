@@ -35,6 +35,7 @@ from .jsonl import Block, block_bytes_of, is_jsonl, open_stream, read_rows, samp
 from .lock import check_lock
 from .output import TYPECODES, AtomicParquet, copy_row_groups, list_arrays
 from .stats import ShardStats
+from .token_stats import IdCounter, TokenStats
 
 log = logging.getLogger("batchtok.runner.worker")
 
@@ -275,6 +276,7 @@ class _ShardState:
         self.task = task
         self.settings = settings
         self.stats = ShardStats()
+        self.tokens = TokenStats()
 
     def bad_row(self, row: int, reason: str) -> None:
         task, policy, stats = self.task, self.settings.bad_rows, self.stats
@@ -359,11 +361,12 @@ def _text_bytes(piece: pa.RecordBatch, settings: EncodeSettings) -> int:
 def _encode_piece(
     piece: pa.RecordBatch,
     first_row: int,
-    known_bad: dict[int, str],
     state: _ShardState,
     encoder: Encoder,
     counter: SpecialCounter,
+    ids_counter: IdCounter,
     schema: pa.Schema,
+    known_bad: dict[int, str],
 ) -> pa.RecordBatch:
     settings, stats = state.settings, state.stats
     texts, pairs, bad = _find_bad(piece, settings, known_bad)
@@ -390,10 +393,13 @@ def _encode_piece(
         bad[valid[j]] = f"encode error: {message}"
     for i in sorted(bad):
         state.bad_row(first_row + i, bad[i])
+    text_bytes = _text_bytes(piece, settings)
+    state.tokens.add_documents(lengths, text_bytes, state.task.rel, first_row)
     if bad and settings.bad_rows == "empty_ids":
         for i in bad:
             lengths[i] = 0
     ids_arr, counts = list_arrays(values, lengths, settings.dtype)
+    ids_counter.count(ids_arr.values, state.tokens)
     columns = [piece.column(name) for name in state.task.keep] + [ids_arr, counts]
     out = pa.RecordBatch.from_arrays(columns, schema=schema)
     if bad and settings.bad_rows == "skip":
@@ -401,7 +407,7 @@ def _encode_piece(
     stats.rows_in += n
     stats.rows_out += out.num_rows
     stats.tokens += len(values)
-    stats.text_bytes += _text_bytes(piece, settings)
+    stats.text_bytes += text_bytes
     return out
 
 
@@ -464,6 +470,7 @@ class ShardResult:
     stats: ShardStats
     row_groups_out: int  # row groups written
     digest: str = ""  # xxh3-128 of the file written, checked again before it is joined
+    tokens: TokenStats | None = None
 
 
 def encode_shard(task: ShardTask, report: Report) -> ShardResult:
@@ -471,7 +478,9 @@ def encode_shard(task: ShardTask, report: Report) -> ShardResult:
     started = time.monotonic()
     settings: EncodeSettings = _STATE["settings"]
     encoder = Encoder(_STATE["tokenizer"], settings.add_special_tokens)
-    counter = SpecialCounter(_STATE["facts"].special_contents)
+    facts: TokenizerFacts = _STATE["facts"]
+    counter = SpecialCounter(facts.special_contents)
+    ids_counter = IdCounter(facts.unk_id, facts.byte_ids)
     state = _ShardState(task, settings)
     pending: list[pa.RecordBatch] = []
     schema = task.schema.remove_metadata()
@@ -493,14 +502,22 @@ def encode_shard(task: ShardTask, report: Report) -> ShardResult:
             mark = state.mark()
             pending.append(
                 _encode_piece(
-                    piece, task.first_row + row, known_bad, state, encoder, counter, schema
+                    piece,
+                    task.first_row + row,
+                    state,
+                    encoder,
+                    counter,
+                    ids_counter,
+                    schema,
+                    known_bad,
                 )
             )
             report(state.since(mark))
             if ends_row_group:
                 sink.write(pa.Table.from_batches(pending, schema=schema))
                 pending = []
-        sink.record = {"bad_rows": state.stats.bad_rows}
+        state.tokens.special_in_text.update(state.stats.special_tokens)
+        sink.record = {"bad_rows": state.stats.bad_rows, "token_stats": state.tokens.to_json()}
         row_groups_out = sink.row_groups
     stats = state.stats
     if stats.bad_rows > BAD_ROWS_LOGGED:
@@ -515,7 +532,7 @@ def encode_shard(task: ShardTask, report: Report) -> ShardResult:
         )
     stats.seconds = time.monotonic() - started
     stats.peak_rss_mb = peak_rss_mb()
-    return ShardResult(stats, row_groups_out, sink.digest)
+    return ShardResult(stats, row_groups_out, sink.digest, state.tokens)
 
 
 # -- joining parts -----------------------------------------------------------------------------
