@@ -56,7 +56,8 @@ class FormatError(ValueError):
         super().__init__(f"{self.path}: {problem}")
 
 
-def fsync_dir(path: str) -> None:
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """Make a rename in ``path`` durable (best effort: some file systems refuse)."""
     with contextlib.suppress(OSError):
         fd = os.open(path or ".", os.O_RDONLY)
         try:
@@ -290,6 +291,7 @@ class TokenFileWriter:
         os.makedirs(self.tmp_dir, exist_ok=True)
         base = os.path.basename(self.dest)
         fd, path = tempfile.mkstemp(prefix=f"{base}.", suffix=f"{suffix}.tmp", dir=self.tmp_dir)
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would hide outputs from other users
         self._tmp.append(path)
         return os.fdopen(fd, "w+b")
 
@@ -305,6 +307,12 @@ class TokenFileWriter:
             f.flush()
             os.fsync(f.fileno())
         return self._tmp[-1]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 SIDECAR = ".batchtok.json"

@@ -70,6 +70,7 @@ class TokenizerFacts:
     padding: dict[str, Any] | None  # the file's (never applied by the runner)
     unk_id: int | None  # the model's unknown token, for the token statistics
     byte_ids: tuple[int, ...]  # a byte-fallback model's <0x00>..<0xFF> tokens
+    eos_ids: dict[str, int]  # tokens output.append_eos may name: added ones, known EOS names
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -90,6 +91,7 @@ class TokenizerFacts:
             padding=data["padding"],
             unk_id=None if data["unk_id"] is None else int(data["unk_id"]),
             byte_ids=tuple(int(i) for i in data["byte_ids"]),
+            eos_ids={str(k): int(v) for k, v in data["eos_ids"].items()},
         )
 
 
@@ -164,6 +166,40 @@ def _unknown_and_byte_ids(tok: Tokenizer) -> tuple[int | None, tuple[int, ...]]:
     return unk_id, byte_ids
 
 
+# End-of-text tokens by the names tokenizer.json files give them, most common first:
+# GPT-2/Qwen, Llama-3, Llama-2/Mistral/T5, Gemma.
+KNOWN_EOS = ("<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>")
+
+
+def _eos_ids(tok: Tokenizer) -> dict[str, int]:
+    found = dict(tok.added_vocabulary.content_to_id)
+    for name in KNOWN_EOS:
+        token_id = tok.token_to_id(name)
+        if token_id is not None:
+            found.setdefault(name, token_id)
+    return found
+
+
+def eos_id(job: Job, facts: TokenizerFacts) -> int | None:
+    """The id output.append_eos appends (None: none); KeyError naming what is missing."""
+    if job.append_eos is False:
+        return None
+    if job.append_eos is True:
+        for name in KNOWN_EOS:
+            if name in facts.eos_ids:
+                return facts.eos_ids[name]
+        raise KeyError(
+            f"{job.tokenizer_path.name} has none of {', '.join(KNOWN_EOS)}; name the token "
+            'to append, e.g. output.append_eos = "[SEP]"'
+        )
+    if job.append_eos not in facts.eos_ids:
+        raise KeyError(
+            f"{job.append_eos!r} is not an added token of {job.tokenizer_path.name} (nor one of "
+            f"{', '.join(KNOWN_EOS)})"
+        )
+    return facts.eos_ids[job.append_eos]
+
+
 def facts_of(tok: Tokenizer, xxh3: str, sha256: str) -> TokenizerFacts:
     """The facts of a freshly loaded tokenizer. Leaves it without truncation and padding:
     :func:`configure_tokenizer` sets them for a job."""
@@ -198,6 +234,7 @@ def facts_of(tok: Tokenizer, xxh3: str, sha256: str) -> TokenizerFacts:
         padding=padding,
         unk_id=unk_id,
         byte_ids=byte_ids,
+        eos_ids=_eos_ids(tok),
     )
 
 
@@ -278,6 +315,10 @@ def check_against_job(job: Job, facts: TokenizerFacts) -> None:
     truncation = applied_truncation(job, facts)
     if truncation is not None:
         problems += _truncation_problems(job, facts, truncation)
+    try:
+        eos_id(job, facts)
+    except KeyError as exc:
+        problems.append(job.problem("output.append_eos", exc.args[0]))
     if problems:
         raise JobError(problems, str(job.file or ""))
 

@@ -156,6 +156,22 @@ def _max_length(value: Any) -> int | str:
     )
 
 
+def _append_eos(value: Any) -> bool | str:
+    if isinstance(value, bool) or (isinstance(value, str) and value):
+        return value
+    raise InvalidValue(f"expected true, false or a token's name (got {_shown(value)})")
+
+
+def _pack_length(value: Any) -> int | None:
+    if value == "none":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_LENGTH_LIMIT:
+        return value
+    raise InvalidValue(
+        f'expected "none" or an integer from 1 to {MAX_LENGTH_LIMIT} (got {_shown(value)})'
+    )
+
+
 def _name(value: Any) -> str:
     if not isinstance(value, str):
         raise InvalidValue(f"expected a string (got {_shown(value)})")
@@ -249,6 +265,34 @@ SETTINGS: tuple[Setting, ...] = (
         "Parquet compression of the output.",
     ),
     Setting(
+        "output.format",
+        "parquet",
+        _choice("parquet", "megatron", "datatrove"),
+        'What each input file becomes: "parquet" (its rows with an ids column), "megatron" '
+        '(Megatron-LM\'s .bin/.idx indexed dataset) or "datatrove" (a .ds token file with '
+        ".ds.index and .ds.metadata, as nanotron reads).",
+    ),
+    Setting(
+        "output.append_eos",
+        False,
+        _append_eos,
+        "Append an end-of-text token to every non-empty document, as Megatron's --append-eod: "
+        "true (the file's own: <|endoftext|>, <|end_of_text|>, </s> or <eos>) or its name.",
+    ),
+    Setting(
+        "output.pack_length",
+        "none",
+        _pack_length,
+        "Pack each file's documents (with their EOS) into rows of exactly this many ids, in "
+        'order; "none" keeps one row per document. Packed Parquet holds only the ids.',
+    ),
+    Setting(
+        "output.pack_keep_last",
+        True,
+        _boolean,
+        "With output.pack_length: keep each file's last, shorter row (false drops it).",
+    ),
+    Setting(
         "output.keep_columns",
         "all",
         _keep_columns,
@@ -338,6 +382,10 @@ class Job:
     shard_mb: float
     batch_mb: float
     cache_mb: float
+    format: str = "parquet"
+    append_eos: bool | str = False
+    pack_length: int | None = None
+    pack_keep_last: bool = True
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def problem(self, key: str, message: str) -> Problem:
@@ -363,7 +411,17 @@ class Job:
             "compression": self.compression,
             "bad_rows": self.bad_rows,
             "row_group_mb": self.row_group_mb,
+            "format": self.format,
+            "append_eos": self.append_eos,
+            "pack_length": self.pack_length,
+            "pack_keep_last": self.pack_keep_last,
         }
+
+    @property
+    def derived_output(self) -> bool:
+        """The output is built from parts when a file is complete (a trainer format, or packed
+        rows), not row groups copied in place."""
+        return self.format != "parquet" or self.pack_length is not None
 
     def describe(self) -> dict[str, Any]:
         """Every setting, as JSON-friendly values (for the run summary)."""
@@ -576,6 +634,10 @@ def load_job(
         compression=resolved["output.compression"],
         keep_columns=resolved["output.keep_columns"],
         row_group_mb=resolved["output.row_group_mb"],
+        format=resolved["output.format"],
+        append_eos=resolved["output.append_eos"],
+        pack_length=resolved["output.pack_length"],
+        pack_keep_last=resolved["output.pack_keep_last"],
         workers=resolved["run.workers"],
         bad_rows=resolved["run.bad_rows"],
         shard_mb=resolved["run.shard_mb"],

@@ -38,6 +38,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from batchtok.formats.files import fsync_dir
+
 from .cache import file_xxh3
 from .errors import CorruptFileError, DiskFullError
 
@@ -48,7 +50,7 @@ for _code, _size in (("i", 4), ("H", 2), ("I", 4)):
     assert array(_code).itemsize == _size, f"array typecode {_code} is not {_size} bytes here"
 
 # Page checksums let a full read detect corruption (pyarrow >= 15).
-_CHECKSUMS = "write_page_checksum" in inspect.signature(pq.ParquetWriter.__init__).parameters
+PAGE_CHECKSUMS = "write_page_checksum" in inspect.signature(pq.ParquetWriter.__init__).parameters
 
 
 def use_returning_memory_pool() -> str:
@@ -67,6 +69,35 @@ def use_returning_memory_pool() -> str:
             pool = pa.system_memory_pool()
         pa.set_memory_pool(pool)
     return pa.default_memory_pool().backend_name
+
+
+def trainer_dtype(format: str, vocab_size: int) -> str:
+    """The token dtype a trainer format takes for a vocabulary of ``vocab_size`` ids (added
+    tokens included), as its own tools choose it; "" for Parquet (output.dtype decides)."""
+    if format == "megatron":
+        from batchtok.formats.megatron import megatron_dtype
+
+        return megatron_dtype(vocab_size)
+    if format == "datatrove":
+        from batchtok.formats.datatrove import datatrove_dtype
+
+        return datatrove_dtype(vocab_size)
+    return ""
+
+
+def output_path(output_dir: str | os.PathLike[str], rel: str, format: str) -> str:
+    """Where an input's output goes: its primary file (the one readers open first)."""
+    base = os.path.join(output_dir, rel)
+    if format == "megatron":
+        return base.removesuffix(".parquet") + ".idx"
+    if format == "datatrove":
+        return base.removesuffix(".parquet") + ".ds"
+    return base
+
+
+def output_path_prefix(path: str, format: str) -> str:
+    """The name a trainer-format writer is given for the output at ``path``."""
+    return path.removesuffix(".idx") if format == "megatron" else path
 
 
 def output_schema(
@@ -132,21 +163,12 @@ def read_metadata(path: str | os.PathLike[str]) -> tuple[dict[str, Any], pq.File
 def full_read_ok(path: str | os.PathLike[str]) -> str | None:
     """Read every page (checksums verified where written); None if fine, else why not."""
     try:
-        pf = pq.ParquetFile(path, page_checksum_verification=_CHECKSUMS)
+        pf = pq.ParquetFile(path, page_checksum_verification=PAGE_CHECKSUMS)
         for i in range(pf.metadata.num_row_groups):
             pf.read_row_group(i, use_threads=False)
     except (OSError, pa.ArrowException, ValueError) as exc:
         return str(exc)
     return None
-
-
-def fsync_dir(path: str | os.PathLike[str]) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 class AtomicParquet:
@@ -186,7 +208,7 @@ class AtomicParquet:
 
     def __enter__(self) -> AtomicParquet:
         os.makedirs(os.path.dirname(self.tmp), exist_ok=True)
-        options: dict[str, Any] = {"write_page_checksum": True} if _CHECKSUMS else {}
+        options: dict[str, Any] = {"write_page_checksum": True} if PAGE_CHECKSUMS else {}
         if self.no_statistics & set(self.schema.names):
             options["write_statistics"] = [
                 path
@@ -282,7 +304,7 @@ def copy_row_groups(sink: AtomicParquet, source: str, first: int, end: int) -> I
     """Copy row groups [first, end) of ``source`` into ``sink`` one at a time, every page's
     checksum verified (the sink writes fresh ones: a flipped bit must be caught here or
     never); yields rows."""
-    pf = pq.ParquetFile(source, page_checksum_verification=_CHECKSUMS)
+    pf = pq.ParquetFile(source, page_checksum_verification=PAGE_CHECKSUMS)
     for i in range(first, end):
         table = pf.read_row_group(i, use_threads=False)  # a thread pool costs ~30 MB
         if not table.schema.equals(sink.schema, check_metadata=False):

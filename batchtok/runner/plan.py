@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+
+from batchtok.formats.files import read_sidecar
 
 from .cache import (
     Records,
@@ -35,7 +36,8 @@ from .cache import (
 from .encode import TokenizerFacts, applied_options
 from .inputs import InputFile
 from .job import Job
-from .output import full_read_ok, read_metadata, shard_row_groups
+from .output import full_read_ok, output_path_prefix, read_metadata, shard_row_groups
+from .output import output_path as format_output_path
 from .token_stats import TokenStats
 
 MB = 1_000_000
@@ -139,6 +141,8 @@ class FileState:
     bad_rows: dict[str, int] = field(default_factory=dict)
     token_stats: dict[str, TokenStats] = field(default_factory=dict)  # key -> its output's
     complete: bool = False  # the output is complete under these keys: nothing to do
+    format: str = "parquet"  # output.format
+    derived: bool = False  # built from parts when complete (a trainer format, packed rows)
     output_trusted: bool = False  # its stat matches the record (no need to re-verify)
     joining: bool = False  # its parts are being joined
     note: str = ""  # why an existing output is not used
@@ -200,7 +204,9 @@ def resolve(
         shard_key(fingerprint_json, hashes[s.row_groups[0] : s.row_groups[1]]) for s in state.shards
     ]
     out = state.output
-    if out.exists():
+    if state.derived:
+        _resolve_derived(state, verify, record.get("output") or {})
+    elif out.exists():
         try:
             doc, footer = read_metadata(out)
         except (OSError, pa.ArrowException, ValueError) as exc:
@@ -227,7 +233,7 @@ def resolve(
                     counts = remembered.get("bad_rows") or {}
                     state.bad_rows = {k: _count(counts.get(k)) for k in state.reusable}
                     _load_token_stats(state, remembered.get("token_stats"), state.reusable)
-    if not state.complete and len(state.shards) > 1:
+    if not state.complete and (len(state.shards) > 1 or state.derived):
         for i, key in enumerate(state.keys):
             if key in state.reusable:
                 continue
@@ -245,6 +251,62 @@ def resolve(
                     f"part {part.name} of shard {state.shards[i].id} {problem}; it is discarded "
                     "and the shard encoded again"
                 )
+
+
+def derived_keys(state: FileState) -> list[str] | None:
+    """The shard keys a derived output (trainer format, packed rows) was built from, from its
+    sidecar or metadata; None if it is missing or unreadable."""
+    out = str(state.output)
+    try:
+        if state.format == "parquet":
+            doc, _ = read_metadata(state.output)
+        else:
+            doc = read_sidecar(output_path_prefix(out, state.format)).get("provenance") or {}
+        return [s.get("key") for s in doc.get("shards") or []]
+    except (OSError, pa.ArrowException, ValueError, AttributeError):
+        return None
+
+
+def _resolve_derived(state: FileState, verify: bool, remembered: dict[str, Any]) -> None:
+    """A derived output is complete when it was built from exactly these shards (its sidecar
+    checks every file's size); otherwise every shard without a part is encoded again."""
+    if not state.output.exists():
+        return
+    keys = derived_keys(state)
+    if keys != state.keys:
+        state.note = (
+            f"existing output {state.output} was built from other shards (or is unreadable); "
+            "it will be rewritten"
+        )
+        return
+    problem = derived_problem(state) if verify else None
+    if problem:
+        state.note = f"existing output {state.output} is corrupt ({problem}); it will be rewritten"
+        return
+    state.complete = state.output_trusted = True
+    if remembered.get("keys") == keys:  # what its shards held, recorded when it was written
+        counts = remembered.get("bad_rows") or {}
+        state.bad_rows = {k: _count(counts.get(k)) for k in keys}
+        _load_token_stats(state, remembered.get("token_stats"), keys)
+
+
+def derived_problem(state: FileState) -> str | None:
+    """Why a derived output does not read back whole (None if it does)."""
+    out = str(state.output)
+    try:
+        if state.format == "megatron":
+            from batchtok.formats import megatron
+
+            megatron.read_info(output_path_prefix(out, "megatron"))
+        elif state.format == "datatrove":
+            from batchtok.formats import datatrove
+
+            datatrove.read_info(out)
+        else:
+            return full_read_ok(state.output)
+    except (OSError, ValueError) as exc:
+        return str(exc)
+    return None
 
 
 def part_path(parts_dir: Path, rel: str, key: str) -> Path:
@@ -318,7 +380,7 @@ def file_fingerprint(job: Job, f: InputFile, engine_version: str, facts: Tokeniz
 
 
 def output_path(job: Job, f: InputFile) -> Path:
-    return Path(os.path.join(job.output_dir, f.rel))
+    return Path(format_output_path(job.output_dir, f.rel, job.format))
 
 
 def record_output(records: Records, st: FileState, record: dict | None = None) -> None:
@@ -326,11 +388,17 @@ def record_output(records: Records, st: FileState, record: dict | None = None) -
     without reading it again while its stat is unchanged, and the bad rows each shard holds,
     so that every later run (and ``batchtok status``) reports them."""
     record = dict(record if record is not None else records.load(st.file.rel))
-    try:
-        doc, _ = read_metadata(st.output)
-        keys = [s.get("key") for s in doc.get("shards") or []]
-    except (OSError, pa.ArrowException, ValueError):
-        return
+    if st.derived:
+        found = derived_keys(st)
+        if found is None:
+            return
+        keys = found
+    else:
+        try:
+            doc, _ = read_metadata(st.output)
+            keys = [s.get("key") for s in doc.get("shards") or []]
+        except (OSError, pa.ArrowException, ValueError):
+            return
     bad = {k: st.bad_rows[k] for k in keys if st.bad_rows.get(k)}
     tokens = {k: st.token_stats[k].to_json() for k in keys if k in st.token_stats}
     record["output"] = {

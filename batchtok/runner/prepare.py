@@ -82,7 +82,16 @@ def prepare(job: Job, *, remember: bool) -> Prepared:
         if remember:
             remember_facts(sdir, facts)
     check_against_job(job, facts)
-    states = {f.rel: FileState(f, make_shards(f, job.shard_mb), output_path(job, f)) for f in files}
+    states = {
+        f.rel: FileState(
+            f,
+            make_shards(f, job.shard_mb),
+            output_path(job, f),
+            format=job.format,
+            derived=job.derived_output,
+        )
+        for f in files
+    }
     for f in files:
         big = [i for i, rg in enumerate(f.row_groups) if rg.text_bytes > 4 * job.shard_mb * 1e6]
         if big:

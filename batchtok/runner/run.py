@@ -256,7 +256,7 @@ class _Run:
             return
         tok = prep.loaded_tokenizer()
         configure_tokenizer(tok, job, prep.facts)
-        prepare_workers(tok, prep.facts, encode_settings(job), self._lock_state())
+        prepare_workers(tok, prep.facts, encode_settings(job, prep.facts), self._lock_state())
         log.info(
             "job %s: %d files, %d shards, %d workers (fork), tokenizer %s",
             job.name,
@@ -529,7 +529,7 @@ class _Run:
         self.stats.shards_done += copies
         self.stats.encoded.merge(result.stats.times(copies))
         self.progress.shards_done += 1
-        if len(st.shards) == 1:
+        if len(st.shards) == 1 and not st.derived:
             record_output(self.records, st)
             self.stats.files_written += 1
             return

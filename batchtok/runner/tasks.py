@@ -12,16 +12,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .cache import hex128
-from .encode import described_options
+from .encode import TokenizerFacts, described_options, eos_id
 from .inputs import InputFile
 from .job import Job
-from .output import METADATA_KEY, metadata_bytes, output_schema
+from .output import METADATA_KEY, metadata_bytes, output_schema, trainer_dtype
 from .plan import FileState, batch_rows, output_splits, part_path, part_record_path, text_columns
 from .prepare import Prepared
 from .worker import AssembleTask, EncodeSettings, HashTask, ShardTask
 
 
-def encode_settings(job: Job) -> EncodeSettings:
+def encode_settings(job: Job, facts: TokenizerFacts | None = None) -> EncodeSettings:
     return EncodeSettings(
         text_column=job.text_column,
         pair_column=job.pair_column,
@@ -29,6 +29,7 @@ def encode_settings(job: Job) -> EncodeSettings:
         dtype=job.dtype,
         compression=job.compression,
         bad_rows=job.bad_rows,
+        eos_id=None if facts is None else eos_id(job, facts),
     )
 
 
@@ -59,7 +60,8 @@ def file_doc(prep: Prepared, state: FileState, shards: list[dict]) -> dict:
 
 
 def _schema(job: Job, f: InputFile, doc: dict) -> pa.Schema:
-    schema = output_schema(f.schema, f.keep, job.ids_column, job.count_column, job.dtype)
+    keep = () if job.derived_output else f.keep
+    schema = output_schema(f.schema, keep, job.ids_column, job.count_column, job.dtype)
     return schema.with_metadata({METADATA_KEY: metadata_bytes(doc)})
 
 
@@ -75,7 +77,7 @@ def shard_task(prep: Prepared, st: FileState, i: int, parts_dir: Path, tmp_dir: 
     job, f, shard = prep.job, st.file, st.shards[i]
     key = st.keys[i]
     record_file = ""
-    if len(st.shards) == 1:
+    if len(st.shards) == 1 and not job.derived_output:
         doc = file_doc(prep, st, [{"key": key, "row_groups": list(shard.row_groups)}])
         dest = st.output
     else:
@@ -92,7 +94,7 @@ def shard_task(prep: Prepared, st: FileState, i: int, parts_dir: Path, tmp_dir: 
         first_row=shard.first_row,
         splits=output_splits(f, shard, job.row_group_mb),
         batch_rows=batch_rows(f, shard, job.batch_mb),
-        keep=f.keep,
+        keep=() if job.derived_output else f.keep,
         schema=_schema(job, f, doc),
         dest=str(dest),
         tmp_dir=str(tmp_dir),
@@ -125,12 +127,18 @@ def join_task(prep: Prepared, st: FileState, tmp_dir: Path) -> AssembleTask:
             rows = sum(old_footer.row_group(i).num_rows for i in range(first, end))
         shards.append({"key": key, "row_groups": list(shard.row_groups), "rows_out": rows})
     doc = file_doc(prep, st, shards)
+    job = prep.job
     return AssembleTask(
         rel=st.file.rel,
         dest=str(st.output),
         tmp_dir=str(tmp_dir),
-        schema=_schema(prep.job, st.file, doc),
-        compression=prep.job.compression,
+        schema=_schema(job, st.file, doc),
+        compression=job.compression,
         sources=tuple(sources),
         tag="join-" + hex128("|".join(st.keys).encode()),
+        format=job.format,
+        pack_length=job.pack_length,
+        pack_keep_last=job.pack_keep_last,
+        token_dtype=trainer_dtype(job.format, max(prep.facts.vocab_size, prep.facts.max_id + 1)),
+        provenance=doc,
     )

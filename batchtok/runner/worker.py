@@ -33,7 +33,14 @@ from .encode import Encoder, SpecialCounter, TokenizerFacts
 from .errors import BadRowError, CorruptFileError, InputChangedError
 from .jsonl import Block, block_bytes_of, is_jsonl, open_stream, read_rows, sample_texts
 from .lock import check_lock
-from .output import TYPECODES, AtomicParquet, copy_row_groups, list_arrays
+from .output import (
+    PAGE_CHECKSUMS,
+    TYPECODES,
+    AtomicParquet,
+    copy_row_groups,
+    list_arrays,
+    output_path_prefix,
+)
 from .stats import ShardStats
 from .token_stats import IdCounter, TokenStats
 
@@ -42,6 +49,7 @@ log = logging.getLogger("batchtok.runner.worker")
 Report = Callable[[ShardStats], None]  # sends a progress report to the parent
 BAD_ROWS_LOGGED = 10  # per shard; the rest are counted
 BAD_ROW_EXAMPLES = 20  # per shard, returned for the summary
+PACKED_ROW_GROUP_IDS = 16_000_000  # ids per row group of packed Parquet
 PREWARM_CHARS = 4_000_000  # of text encoded in the parent before forking (see prewarm)
 PREWARM_MAX_TEXT = 20_000  # bytes: longer texts are not in the pre-warm sample
 
@@ -54,6 +62,7 @@ class EncodeSettings:
     dtype: str
     compression: str
     bad_rows: str
+    eos_id: int | None = None  # appended to every non-empty row (output.append_eos)
 
 
 _STATE: dict[str, Any] = {}
@@ -378,6 +387,8 @@ def _encode_piece(
     # the ids of every row, one after another, become the output column's buffer as they are
     values = array(TYPECODES[settings.dtype])
     encoded, errors = encoder.encode_into(valid_texts, valid_pairs, values)
+    if settings.eos_id is not None:
+        values, encoded = _with_eos(values, encoded, settings.eos_id)
     counter.count(valid_texts, stats.special_tokens)
     if valid_pairs is not None:
         counter.count(valid_pairs, stats.special_tokens)
@@ -409,6 +420,19 @@ def _encode_piece(
     stats.tokens += len(values)
     stats.text_bytes += text_bytes
     return out
+
+
+def _with_eos(values: array, lengths: list[int], eos: int) -> tuple[array, list[int]]:
+    """``values`` (rows of ``lengths`` ids, one after another) with ``eos`` after every
+    non-empty row, and the new lengths. A failed row (length 0 with an error) stays empty."""
+    out = array(values.typecode)
+    at = 0
+    for n in lengths:
+        if n:
+            out.extend(values[at : at + n])
+            out.append(eos)
+            at += n
+    return out, [n + 1 if n else 0 for n in lengths]
 
 
 def _batches(
@@ -549,6 +573,11 @@ class AssembleTask:
     # previous output, verified by its page checksums)
     sources: tuple[tuple[str, int, int, str], ...]
     tag: str
+    format: str = "parquet"
+    pack_length: int | None = None  # cut the file's ids into rows of this many
+    pack_keep_last: bool = True
+    token_dtype: str = ""  # a trainer format's
+    provenance: dict | None = None  # a trainer format's sidecar: the output's metadata doc
 
     @property
     def label(self) -> str:
@@ -567,6 +596,8 @@ TaskResult = HashResult | ShardResult | JoinResult
 def assemble_file(task: AssembleTask, report: Report) -> JoinResult:
     """Write ``task.dest`` from row groups of parts and of the previous output, in order."""
     settings: EncodeSettings = _STATE["settings"]
+    if task.format != "parquet" or task.pack_length is not None:
+        return _assemble_derived(task)
     with AtomicParquet(
         task.dest,
         task.tmp_dir,
@@ -577,16 +608,99 @@ def assemble_file(task: AssembleTask, report: Report) -> JoinResult:
         no_statistics=(settings.text_column, settings.pair_column),
     ) as sink:
         for source, first, end, digest in task.sources:
-            if digest and file_xxh3(source) != digest:
-                raise CorruptFileError(
-                    f"{source}: its content differs from what was written (content hash "
-                    f"{file_xxh3(source)[:12]}..., recorded {digest[:12]}...); it is not "
-                    "joined, and a re-run encodes its shard again"
-                )
+            _check_part(source, digest)
             for _ in copy_row_groups(sink, source, first, end):
                 pass
         rows = sink.rows
     return JoinResult(rows, peak_rss_mb())
+
+
+def _check_part(source: str, digest: str) -> None:
+    if digest and file_xxh3(source) != digest:
+        raise CorruptFileError(
+            f"{source}: its content differs from what was written (content hash "
+            f"{file_xxh3(source)[:12]}..., recorded {digest[:12]}...); it is not joined, and "
+            "a re-run encodes its shard again"
+        )
+
+
+def _part_documents(task: AssembleTask) -> Iterator[Any]:
+    """Each row's ids (an Arrow array, or None for a null row), over the parts in order,
+    every page's checksum verified."""
+    for source, first, end, digest in task.sources:
+        _check_part(source, digest)
+        pf = pq.ParquetFile(source, page_checksum_verification=PAGE_CHECKSUMS)
+        ids_name = task.schema.names[0]  # a derived output's parts hold ids and counts only
+        for i in range(first, end):
+            column = pf.read_row_group(i, columns=[ids_name], use_threads=False).column(0)
+            for chunk in column.chunks:
+                values = chunk.flatten()  # the non-null rows' ids, one after another
+                at = 0
+                for n in chunk.value_lengths().to_pylist():
+                    if n is None:
+                        yield None
+                    else:
+                        yield values.slice(at, n)
+                        at += n
+
+
+def _assemble_derived(task: AssembleTask) -> JoinResult:
+    """A trainer-format file, or packed Parquet rows, from the file's parts in order."""
+    if task.format == "parquet":
+        return _assemble_packed_parquet(task)
+    from batchtok.formats.datatrove import DatatroveWriter
+    from batchtok.formats.megatron import MegatronWriter
+
+    options = {
+        "provenance": task.provenance,
+        "pack_length": task.pack_length,
+        "keep_last": task.pack_keep_last,
+    }
+    prefix = output_path_prefix(task.dest, task.format)
+    if task.format == "megatron":
+        writer: Any = MegatronWriter(prefix, task.tmp_dir, task.token_dtype, **options)
+    else:
+        name = str((task.provenance or {}).get("tokenizer", {}).get("name") or "tokenizer")
+        writer = DatatroveWriter(prefix, task.tmp_dir, task.token_dtype, name, **options)
+    _publish_guard()
+    with writer:
+        for ids in _part_documents(task):
+            if ids is not None:  # a bad row without ids is not a document
+                writer.add_document(ids.to_numpy(zero_copy_only=False))
+        _publish_guard()
+    return JoinResult(writer.published_documents(), peak_rss_mb())
+
+
+def _assemble_packed_parquet(task: AssembleTask) -> JoinResult:
+    from batchtok.formats.packing import Packer
+
+    settings: EncodeSettings = _STATE["settings"]
+    assert task.pack_length is not None
+    packer = Packer(task.pack_length, keep_last=task.pack_keep_last)
+    dtype = settings.dtype
+    with AtomicParquet(
+        task.dest, task.tmp_dir, task.schema, task.compression, task.tag, guard=_publish_guard
+    ) as sink:
+        rows: list[array] = []
+
+        def flush() -> None:
+            values = array(TYPECODES[dtype])
+            for row in rows:
+                values.extend(row)
+            ids_arr, counts = list_arrays(values, [len(r) for r in rows], dtype)
+            sink.write(pa.Table.from_arrays([ids_arr, counts], schema=task.schema))
+            rows.clear()
+
+        for ids in _part_documents(task):
+            if ids is not None:
+                rows += packer.add(ids.to_pylist())
+            if len(rows) * task.pack_length >= PACKED_ROW_GROUP_IDS:
+                flush()
+        rows += packer.finish()
+        if rows:
+            flush()
+        written = sink.rows
+    return JoinResult(written, peak_rss_mb())
 
 
 TASK_FUNCTIONS: dict[type, Callable[[Any, Report], TaskResult]] = {

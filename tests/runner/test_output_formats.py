@@ -1,0 +1,150 @@
+"""Trainer formats from a job: Megatron bin/idx and datatrove .ds read back equal to the
+oracle's ids (plus EOS), packed rows of exactly N ids whatever the shards and workers, the
+cache and resume as for Parquet, and refusals that name the key."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from batchtok.formats import datatrove, megatron
+from tests.support.runner import (
+    EXAMPLE_JOB,
+    SAMPLE,
+    basic_job,
+    invoke,
+    kill_worker_on_shard,
+    oracle_ids,
+    summary,
+    texts,
+    write_parquet,
+)
+
+PARENT = os.getpid()
+EOS = 50256  # GPT-2's <|endoftext|>
+
+
+def _read(out: Path, name: str, format: str) -> list[list[int]]:
+    if format == "megatron":
+        return [d.tolist() for d in megatron.read_documents(str(out / name))]
+    return [d.tolist() for d in datatrove.read_documents(str(out / f"{name}.ds"))]
+
+
+def _with_eos(rows: list[list[int]]) -> list[list[int]]:
+    return [row + [EOS] if row else [] for row in rows]
+
+
+@pytest.mark.parametrize("format", ["megatron", "datatrove"])
+def test_the_example_job_in_a_trainer_format_reads_back_as_its_ids_plus_eos(
+    tmp_path: Path, format: str
+) -> None:
+    code, output = invoke(
+        "run",
+        EXAMPLE_JOB,
+        "--set",
+        f"output.dir={json.dumps(str(tmp_path))}",
+        "--set",
+        f"output.format={format}",
+        "--set",
+        "output.append_eos=true",
+    )
+    assert code == 0, output
+    want = _with_eos(oracle_ids(pq.read_table(SAMPLE)["text"].to_pylist()))
+    got = _read(tmp_path, "sample", format)
+    if format == "megatron":  # Megatron keeps a document for an empty row, with no tokens
+        assert got == want
+    else:
+        assert got == [row for row in want if row] or got == want
+    provenance = (megatron if format == "megatron" else datatrove).read_provenance(
+        str(tmp_path / ("sample" if format == "megatron" else "sample.ds"))
+    )
+    assert provenance["tokenizer"]["sha256"] == summary(tmp_path)["tokenizer"]["sha256"]
+
+
+@pytest.mark.parametrize("format", ["megatron", "datatrove"])
+def test_a_multi_shard_file_resumes_after_a_killed_worker_and_the_cache_holds(
+    tmp_path: Path, format: str, monkeypatch
+) -> None:
+    docs = texts(200, seed=3)
+    docs[7] = None  # a bad row: no document
+    write_parquet(tmp_path / "in" / "c.parquet", docs, row_group_size=20)
+    write_parquet(tmp_path / "in" / "a.parquet", texts(30, seed=1), row_group_size=30)
+    job = basic_job(tmp_path, run__shard_mb=0.004, output__format=format, output__append_eos=True)
+    out = tmp_path / "out"
+    kill_worker_on_shard("c.parquet#2", monkeypatch, PARENT)
+    code, output = invoke("run", job)
+    assert code == 1, output
+    assert not (out / ("c.idx" if format == "megatron" else "c.ds")).exists()
+    monkeypatch.undo()
+    code, output = invoke("run", job)
+    assert code == 3, output  # the null row
+    assert summary(out)["shards"]["done"] == 1
+    good = [d for d in docs if d is not None]
+    assert _read(out, "c", format) == _with_eos(oracle_ids(good))
+    code, output = invoke("run", job)
+    assert code == 3 and "nothing to do" in output, output
+    assert list((out / ".batchtok" / "parts").glob("*")) == []
+
+
+@pytest.mark.parametrize("format", ["parquet", "megatron", "datatrove"])
+@pytest.mark.parametrize("keep_last", [True, False])
+def test_packed_rows_hold_every_token_once_in_order_whatever_the_shards_and_workers(
+    tmp_path: Path, format: str, keep_last: bool
+) -> None:
+    docs = texts(150, seed=12)
+    write_parquet(tmp_path / "in" / "a.parquet", docs, row_group_size=10)
+    stream = [i for row in _with_eos(oracle_ids(docs)) for i in row]
+    n = 37
+    results = []
+    for workers, shard_mb in ((1, 100.0), (2, 0.002)):
+        run = tmp_path / f"run{workers}"
+        (run / "in").mkdir(parents=True)
+        os.link(tmp_path / "in" / "a.parquet", run / "in" / "a.parquet")
+        job = basic_job(
+            run,
+            run__workers=workers,
+            run__shard_mb=shard_mb,
+            output__format=format,
+            output__append_eos=True,
+            output__pack_length=n,
+            output__pack_keep_last=keep_last,
+        )
+        code, output = invoke("run", job)
+        assert code == 0, output
+        if format == "parquet":
+            rows = pq.read_table(run / "out" / "a.parquet")["input_ids"].to_pylist()
+        else:
+            rows = _read(run / "out", "a", format)
+        results.append(rows)
+    assert results[0] == results[1]
+    rows = results[0]
+    assert all(len(r) == n for r in rows[:-1])
+    flat = [i for r in rows for i in r]
+    if keep_last:
+        assert flat == stream and 0 < len(rows[-1]) <= n
+    else:
+        assert flat == stream[: len(stream) - len(stream) % n] and len(rows[-1]) == n
+
+
+def test_an_eos_the_vocab_lacks_is_refused_naming_the_key(tmp_path: Path) -> None:
+    write_parquet(tmp_path / "in" / "a.parquet", texts(5))
+    code, output = invoke("run", basic_job(tmp_path, output__append_eos="</s>"))
+    assert code == 2, output
+    assert "output.append_eos" in output and "'</s>' is not an added token" in output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_trainer_output_changed_on_disk_is_rewritten(tmp_path: Path) -> None:
+    write_parquet(tmp_path / "in" / "a.parquet", texts(40, seed=2))
+    job = basic_job(tmp_path, output__format="megatron")
+    code, output = invoke("run", job)
+    assert code == 0, output
+    with open(tmp_path / "out" / "a.bin", "ab") as f:  # the sidecar's sizes no longer hold
+        f.write(b"\0\0")
+    code, output = invoke("run", job)
+    assert code == 0 and "will be rewritten" in output, output
+    assert _read(tmp_path / "out", "a", "megatron") == oracle_ids(texts(40, seed=2))
