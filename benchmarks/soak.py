@@ -5,6 +5,7 @@ Run from the repository root::
 
     python -m benchmarks.soak --mb 1024 --shards 1000     # the full soak (hours on 2 cores)
     python -m benchmarks.soak --mb 20 --shards 40          # a smoke test (a few minutes)
+    python -m benchmarks.soak --jsonl                      # the same rows as JSON Lines
 
 What it does:
 
@@ -146,11 +147,35 @@ def build_input(mb: float, shards: int) -> tuple[Path, float]:
     return target, group_bytes / MB
 
 
-def write_job(work: Path, input_dir: Path, shard_mb: float, workers: int) -> Path:
+def jsonl_input(parquet_dir: Path) -> Path:
+    """The Parquet input's rows as JSON Lines, one plain ``.jsonl`` per Parquet file (built
+    once, cached beside it): shards are then byte ranges of whole lines."""
+    import pyarrow.parquet as pq
+
+    target = parquet_dir.with_name(parquet_dir.name + "-jsonl")
+    marker = target / "_complete"
+    if marker.exists():
+        return target
+    log(f"writing the input as JSON Lines in {target}")
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for path in sorted(parquet_dir.glob("*.parquet")):
+        with open(target / f"{path.stem}.jsonl", "w", encoding="utf-8") as out:
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
+                for row in batch.to_pylist():
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    marker.write_text("{}")
+    return target
+
+
+def write_job(
+    work: Path, input_dir: Path, shard_mb: float, workers: int, jsonl: bool = False
+) -> Path:
     job = work / "soak.toml"
+    keep = '\nkeep_columns = ["id", "kind", "text"]' if jsonl else ""
     job.write_text(
         f'[input]\npaths = ["{input_dir}"]\n[tokenizer]\npath = "{GPT2}"\n'
-        f'[output]\ndir = "{work / "out"}"\n'
+        f'[output]\ndir = "{work / "out"}"{keep}\n'
         f"[run]\nworkers = {workers}\nshard_mb = {shard_mb:.6f}\n"
     )
     return job
@@ -327,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", type=Path, default=None, help="scratch directory")
     parser.add_argument("--json", type=Path, default=None, help="also write the summary here")
+    parser.add_argument(
+        "--jsonl", action="store_true", help="the same rows as JSON Lines (byte-range shards)"
+    )
     args = parser.parse_args(argv)
 
     from tests.support.fixtures import cache_root
@@ -336,7 +364,9 @@ def main(argv: list[str] | None = None) -> int:
     work = args.work or cache_root() / "soak" / "work"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    job = write_job(work, input_dir, group_mb / 2, args.workers)
+    if args.jsonl:
+        input_dir = jsonl_input(input_dir)
+    job = write_job(work, input_dir, group_mb / 2, args.workers, args.jsonl)
     # spread the kills over about the first 60% of an expected run (~0.5 MB/s per worker)
     kill_every = args.kill_every or max(
         2.0, 0.6 * args.mb / (0.5 * args.workers) / max(args.kills, 1)
@@ -348,6 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     log("comparing the outputs")
     same = compare(work / "soak", work / "clean")
     report = {
+        "input": "jsonl" if args.jsonl else "parquet",
         "mb": args.mb,
         "shards": clean["shards"]["total"],
         "workers": args.workers,
