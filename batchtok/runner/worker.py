@@ -422,9 +422,11 @@ def _encode_piece(
     return out
 
 
-def _with_eos(values: array, lengths: list[int], eos: int) -> tuple[array, list[int]]:
+def _with_eos(
+    values: array, lengths: list[int | None], eos: int
+) -> tuple[array, list[int | None]]:
     """``values`` (rows of ``lengths`` ids, one after another) with ``eos`` after every
-    non-empty row, and the new lengths. A failed row (length 0 with an error) stays empty."""
+    non-empty row, and the new lengths; an empty row stays empty, a failed one (None) None."""
     out = array(values.typecode)
     at = 0
     for n in lengths:
@@ -432,7 +434,7 @@ def _with_eos(values: array, lengths: list[int], eos: int) -> tuple[array, list[
             out.extend(values[at : at + n])
             out.append(eos)
             at += n
-    return out, [n + 1 if n else 0 for n in lengths]
+    return out, [n + 1 if n else n for n in lengths]
 
 
 def _batches(

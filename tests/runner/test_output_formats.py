@@ -12,6 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from batchtok.formats import datatrove, megatron
+from tests.support.models import EMPTY_FILE
+from tests.support.oracle import added_token, with_changes
 from tests.support.runner import (
     EXAMPLE_JOB,
     SAMPLE,
@@ -148,3 +150,22 @@ def test_a_trainer_output_changed_on_disk_is_rewritten(tmp_path: Path) -> None:
     code, output = invoke("run", job)
     assert code == 0 and "will be rewritten" in output, output
     assert _read(tmp_path / "out", "a", "megatron") == oracle_ids(texts(40, seed=2))
+
+
+def test_eos_follows_every_non_empty_row_and_a_refused_row_keeps_null_ids(tmp_path: Path) -> None:
+    model = {
+        "type": "BPE",
+        "unk_token": "<unk>",  # not in the vocab: an unknown char is an error, as in tokenizers
+        "vocab": {"a": 0, "b": 1, "ab": 2},
+        "merges": [["a", "b"]],
+    }
+    eos = added_token("</s>", special=True, normalized=False)
+    path = tmp_path / "tok" / "tokenizer.json"
+    path.parent.mkdir()
+    path.write_text(with_changes(EMPTY_FILE, model=model, added_tokens=[eos]), encoding="utf-8")
+    write_parquet(tmp_path / "in" / "a.parquet", ["ab", "xq", "", "abab"])
+    job = basic_job(tmp_path, tokenizer__path=str(path), output__append_eos="</s>")
+    code, output = invoke("run", job)
+    assert code == 3 and "row 1: encode error" in output, output
+    ids = pq.read_table(tmp_path / "out" / "a.parquet")["input_ids"].to_pylist()
+    assert ids == [[2, 3], None, [], [2, 2, 3]]
