@@ -310,11 +310,15 @@ def remember_hashes(
     stat: dict[str, int] | None,
     hash_spec: dict[str, Any],
     hashes: list[RowGroupHash],
+    blocks: dict[str, Any] | None = None,
 ) -> None:
-    """Store an input's row-group hashes in its record, for :func:`memo_hashes`."""
+    """Store an input's row-group hashes in its record, for :func:`memo_hashes`; and a JSON
+    Lines input's blocks (``{"block_bytes": n, "blocks": [...]}``), so that planning the next
+    run does not read the file again while its stat is unchanged."""
     record["input"] = {
         "path": path,
         "stat": stat,
         "spec": hash_spec,
         "row_groups": [h.to_json() for h in hashes],
+        **({"jsonl": blocks} if blocks is not None else {}),
     }

@@ -11,11 +11,12 @@ import glob
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .cache import stat_key
+from .cache import Records, stat_key
 from .errors import JobError, Problem
 from .job import Job
 from .jsonl import Block, is_jsonl, jsonl_compression, output_name, scan_blocks
@@ -205,10 +206,13 @@ def is_text_type(t: pa.DataType) -> bool:
     )
 
 
-def read_input(path: str, rel: str, job: Job, problems: list[Problem]) -> InputFile | None:
-    """Footer facts of one input, or None with the problems appended."""
+def read_input(
+    path: str, rel: str, job: Job, problems: list[Problem], record: dict[str, Any] | None = None
+) -> InputFile | None:
+    """Footer facts of one input, or None with the problems appended. ``record``: the
+    input's record from earlier runs (a JSON Lines file's blocks are remembered there)."""
     if is_jsonl(path):
-        return read_jsonl_input(path, rel, job, problems)
+        return read_jsonl_input(path, rel, job, problems, record or {})
     try:
         st = os.stat(path)
         pf = pq.ParquetFile(path)
@@ -326,14 +330,46 @@ def jsonl_block_bytes(job: Job) -> int:
     return max(1 << 16, int(min(job.shard_mb, job.row_group_mb) * 1e6 / 4))
 
 
-def read_jsonl_input(path: str, rel: str, job: Job, problems: list[Problem]) -> InputFile | None:
-    """A JSON Lines input's blocks (one read of the file), or None with the problems."""
+def jsonl_memo(job: Job, f: InputFile) -> dict[str, Any]:
+    """What an input's record keeps of its blocks (see :func:`remembered_blocks`)."""
+    return {
+        "block_bytes": jsonl_block_bytes(job),
+        "blocks": [[b.offset, b.length, b.rows, b.first_line] for b in f.blocks],
+    }
+
+
+def remembered_blocks(job: Job, record: dict[str, Any], stat: dict[str, int]) -> list[Block] | None:
+    """The blocks an earlier run found in a JSON Lines input, if its stat and the block size
+    are unchanged (else None: the file is read again)."""
+    memo = record.get("input")
+    if not isinstance(memo, dict) or memo.get("stat") != stat:
+        return None
+    jsonl = memo.get("jsonl")
+    if not isinstance(jsonl, dict) or jsonl.get("block_bytes") != jsonl_block_bytes(job):
+        return None
+    try:
+        blocks = [Block(int(o), int(n), int(r), int(f)) for o, n, r, f in jsonl["blocks"]]
+    except (KeyError, TypeError, ValueError):
+        return None
+    ends = [b.offset + b.length for b in blocks]
+    if [b.offset for b in blocks] != [0, *ends[:-1]] or (ends and ends[-1] != stat["size"]):
+        return None  # not a tiling of the file as it is
+    return blocks
+
+
+def read_jsonl_input(
+    path: str, rel: str, job: Job, problems: list[Problem], record: dict[str, Any]
+) -> InputFile | None:
+    """A JSON Lines input's blocks (remembered, or one read of the file), or None with the
+    problems."""
     compression = jsonl_compression(path)
     assert compression is not False
     try:
         with open(path, "rb") as raw:
             st = os.fstat(raw.fileno())
-            blocks = scan_blocks(raw, compression, jsonl_block_bytes(job))
+            blocks = remembered_blocks(job, record, stat_key(st))
+            if blocks is None:
+                blocks = scan_blocks(raw, compression, jsonl_block_bytes(job))
     except (OSError, pa.ArrowException, EOFError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         problems.append(job.problem("input.paths", f"cannot read {path}: {reason}"))
@@ -365,8 +401,9 @@ def read_jsonl_input(path: str, rel: str, job: Job, problems: list[Problem]) -> 
     )
 
 
-def resolve_inputs(job: Job) -> tuple[list[InputFile], list[str]]:
-    """Every input file with its footer facts; :class:`JobError` if any is unusable."""
+def resolve_inputs(job: Job, records: Records | None = None) -> tuple[list[InputFile], list[str]]:
+    """Every input file with its footer facts; :class:`JobError` if any is unusable.
+    ``records``: the output's records of earlier runs (read, never written here)."""
     pairs, warnings = expand_inputs(job)
     problems: list[Problem] = []
     files = []
@@ -377,7 +414,8 @@ def resolve_inputs(job: Job) -> tuple[list[InputFile], list[str]]:
                 job.problem("output.dir", f"the output for {path} would overwrite the input")
             )
             continue
-        info = read_input(path, rel, job, problems)
+        record = records.load(rel) if records is not None and is_jsonl(path) else None
+        info = read_input(path, rel, job, problems, record)
         if info is not None:
             files.append(info)
     if problems:

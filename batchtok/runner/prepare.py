@@ -71,9 +71,9 @@ def prepare(job: Job, *, remember: bool) -> Prepared:
 
     The tokenizer is loaded only if its facts are not remembered from an earlier run (in the
     state directory; ``remember`` stores them)."""
-    files, warnings = resolve_inputs(job)
-    data, xxh3, sha256 = read_tokenizer(job)
     sdir = state_dir(job)
+    files, warnings = resolve_inputs(job, Records(sdir))
+    data, xxh3, sha256 = read_tokenizer(job)
     facts = remembered_facts(sdir, xxh3)
     tok = None
     if facts is None:

@@ -40,7 +40,7 @@ from .encode import configure_tokenizer, remember_facts
 from .errors import JobError, LockHeld, LockLost
 from .executor import Event, Failure, LocalExecutor
 from .exit_codes import EXIT_FAILURE
-from .inputs import InputFile
+from .inputs import InputFile, jsonl_memo
 from .job import Job
 from .lock import RunLock, check_lock
 from .output import use_returning_memory_pool
@@ -443,7 +443,9 @@ class _Run:
             f = by_rel[event.task.rel]
             hashes = event.payload.row_groups
             record = self.records.load(f.rel)
-            remember_hashes(record, f.path, f.stat_key(), hash_spec(self.job, f), hashes)
+            blocks = jsonl_memo(self.job, f) if f.jsonl else None
+            spec = hash_spec(self.job, f)
+            remember_hashes(record, f.path, f.stat_key(), spec, hashes, blocks)
             self.records.save(f.rel, record)
             self._resolve(f, hashes, record)
             self.progress.shards_done += 1

@@ -422,9 +422,7 @@ def _encode_piece(
     return out
 
 
-def _with_eos(
-    values: array, lengths: list[int | None], eos: int
-) -> tuple[array, list[int | None]]:
+def _with_eos(values: array, lengths: list[int | None], eos: int) -> tuple[array, list[int | None]]:
     """``values`` (rows of ``lengths`` ids, one after another) with ``eos`` after every
     non-empty row, and the new lengths; an empty row stays empty, a failed one (None) None."""
     out = array(values.typecode)

@@ -15,6 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from batchtok.runner import inputs as inputs_module
+from batchtok.runner import jsonl as jsonl_module
 from batchtok.runner.jsonl import iter_lines, output_name, scan_blocks
 from tests.support.runner import (
     REPO,
@@ -178,3 +180,29 @@ def test_blocks_tile_the_file_at_line_breaks_and_count_its_rows(
     assert sum(b.rows for b in blocks) == len(rows)
     for b in blocks:  # each block's first line number is its place in the file
         assert b.first_line == data[: b.offset].count(b"\n") + 1
+
+
+def test_a_rerun_plans_from_the_remembered_blocks_until_the_file_changes(
+    tmp_path: Path, monkeypatch
+) -> None:
+    docs = texts(300, seed=10, max_words=60)
+    path = _write(tmp_path / "in" / "a.jsonl", _lines(docs))
+    job = basic_job(tmp_path, run__shard_mb=0.07)
+    code, output = invoke("run", job)
+    assert code == 0, output
+    scans = []
+    original = jsonl_module.scan_blocks
+
+    def counting(*args, **kwargs):
+        scans.append(args)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(inputs_module, "scan_blocks", counting)
+    code, output = invoke("run", job)
+    assert code == 0 and "nothing to do" in output and scans == [], output
+    with open(path, "a", encoding="utf-8") as f:  # a new line: the file is read again
+        f.write(json.dumps({"text": "one more"}) + "\n")
+    code, output = invoke("run", job)
+    assert code == 0 and len(scans) == 1, output
+    table = pq.read_table(tmp_path / "out" / "a.parquet")
+    assert table["input_ids"].to_pylist() == oracle_ids([*docs, "one more"])
