@@ -7,8 +7,10 @@ collected and reported at once, naming the job key, before any work starts.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from .cache import Records, stat_key
 from .errors import JobError, Problem
 from .job import Job
 from .jsonl import Block, is_jsonl, jsonl_compression, output_name, scan_blocks
+from .storage import StorageOptions, is_uri, list_files, open_input, stat
 
 STATE_DIR = ".batchtok"
 MAX_LISTED = 20  # problems listed per key before "... and N more"
@@ -96,6 +99,21 @@ def _inside(path: str, directory: str) -> bool:
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
+@contextlib.contextmanager
+def open_source(path: str, storage: StorageOptions) -> Iterator[tuple[Any, dict[str, int]]]:
+    """An input opened for reading (a local file, or an object through ``pyarrow.fs``) and
+    its stat key, taken from the open file where the file system allows."""
+    if is_uri(path):
+        st = stat(path, storage)
+        if st is None:
+            raise FileNotFoundError(f"{path}: no such object")
+        with open_input(path, storage) as raw:
+            yield raw, st
+        return
+    with open(path, "rb") as raw:
+        yield raw, stat_key(os.fstat(raw.fileno()))
+
+
 def _is_input_name(name: str) -> bool:
     return name.endswith(".parquet") or is_jsonl(name)
 
@@ -126,7 +144,19 @@ def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
                 )
             )
             continue
-        if _is_glob(pattern):
+        if is_uri(pattern):
+            try:
+                listed = list_files(pattern, job.storage)
+            except OSError as exc:
+                problems.append(job.problem("input.paths", f"cannot list {pattern}: {exc}"))
+                continue
+            if listed is None:
+                problems.append(job.problem("input.paths", f"no such object or prefix: {pattern}"))
+                continue
+            matches = [(u, r) for u, r in listed if _is_input_name(r) and not _hidden(r)]
+            if not matches:
+                warnings.append(f"{key}: {pattern} holds no *.parquet or JSON Lines object")
+        elif _is_glob(pattern):
             base = _glob_base(pattern)
             matches = [
                 (m, os.path.relpath(m, base))
@@ -174,7 +204,7 @@ def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
                     )
                 )
                 continue
-            found[rel] = (os.path.abspath(path), i)
+            found[rel] = (path if is_uri(path) else os.path.abspath(path), i)
     if not problems and not found:
         problems.append(job.problem("input.paths", "no input file found"))
     if problems:
@@ -214,10 +244,10 @@ def read_input(
     if is_jsonl(path):
         return read_jsonl_input(path, rel, job, problems, record or {})
     try:
-        st = os.stat(path)
-        pf = pq.ParquetFile(path)
-        meta = pf.metadata
-        schema = pf.schema_arrow
+        with open_source(path, job.storage) as (raw, st):
+            pf = pq.ParquetFile(raw)
+            meta = pf.metadata
+            schema = pf.schema_arrow
     except (OSError, pa.ArrowException) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         problems.append(job.problem("input.paths", f"cannot read {path} as Parquet: {reason}"))
@@ -305,7 +335,7 @@ def read_input(
     return InputFile(
         path=path,
         rel=rel,
-        **stat_key(st),
+        **st,
         row_groups=row_groups,
         schema=schema,
         keep=keep,
@@ -334,7 +364,7 @@ def jsonl_memo(job: Job, f: InputFile) -> dict[str, Any]:
     """What an input's record keeps of its blocks (see :func:`remembered_blocks`)."""
     return {
         "block_bytes": jsonl_block_bytes(job),
-        "blocks": [[b.offset, b.length, b.rows, b.first_line] for b in f.blocks],
+        "blocks": [[b.offset, b.length, b.rows, b.first_line, b.data_bytes] for b in f.blocks],
     }
 
 
@@ -348,7 +378,7 @@ def remembered_blocks(job: Job, record: dict[str, Any], stat: dict[str, int]) ->
     if not isinstance(jsonl, dict) or jsonl.get("block_bytes") != jsonl_block_bytes(job):
         return None
     try:
-        blocks = [Block(int(o), int(n), int(r), int(f)) for o, n, r, f in jsonl["blocks"]]
+        blocks = [Block(*map(int, b)) for b in jsonl["blocks"]]
     except (KeyError, TypeError, ValueError):
         return None
     ends = [b.offset + b.length for b in blocks]
@@ -365,9 +395,8 @@ def read_jsonl_input(
     compression = jsonl_compression(path)
     assert compression is not False
     try:
-        with open(path, "rb") as raw:
-            st = os.fstat(raw.fileno())
-            blocks = remembered_blocks(job, record, stat_key(st))
+        with open_source(path, job.storage) as (raw, st):
+            blocks = remembered_blocks(job, record, st)
             if blocks is None:
                 blocks = scan_blocks(raw, compression, jsonl_block_bytes(job))
     except (OSError, pa.ArrowException, EOFError) as exc:
@@ -388,8 +417,8 @@ def read_jsonl_input(
     return InputFile(
         path=path,
         rel=rel,
-        **stat_key(st),
-        row_groups=tuple(RowGroup(b.rows, b.length, b.length) for b in blocks),
+        **st,
+        row_groups=tuple(RowGroup(b.rows, b.text_bytes, b.text_bytes) for b in blocks),
         schema=pa.schema([pa.field(name, pa.string()) for name in fields]),
         keep=keep,
         text_leaf=0,

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InvalidValue, JobError, Problem
+from .storage import StorageOptions, is_uri
 
 REQUIRED = object()
 COMMAND_LINE = "command line"
@@ -306,6 +307,17 @@ SETTINGS: tuple[Setting, ...] = (
         "groups; bounds a worker's memory.",
     ),
     Setting(
+        "storage.endpoint",
+        "",
+        _name,
+        'For s3:// inputs: an S3-compatible server ("http://127.0.0.1:9000"); "": AWS. '
+        "Credentials come from the AWS environment variables or profiles.",
+    ),
+    Setting("storage.region", "", _name, 'For s3:// inputs: the region; "": from the environment.'),
+    Setting(
+        "storage.anonymous", False, _boolean, "For s3:// inputs: read public buckets unsigned."
+    ),
+    Setting(
         "run.workers",
         "auto",
         _workers,
@@ -382,6 +394,7 @@ class Job:
     shard_mb: float
     batch_mb: float
     cache_mb: float
+    storage: StorageOptions = StorageOptions()
     format: str = "parquet"
     append_eos: bool | str = False
     pack_length: int | None = None
@@ -634,6 +647,11 @@ def load_job(
         compression=resolved["output.compression"],
         keep_columns=resolved["output.keep_columns"],
         row_group_mb=resolved["output.row_group_mb"],
+        storage=StorageOptions(
+            endpoint=resolved["storage.endpoint"],
+            region=resolved["storage.region"],
+            anonymous=resolved["storage.anonymous"],
+        ),
         format=resolved["output.format"],
         append_eos=resolved["output.append_eos"],
         pack_length=resolved["output.pack_length"],
@@ -654,6 +672,8 @@ def _resolve_paths(value: Any, base: Path) -> Any:
 
 
 def _resolve_one(value: str, base: Path) -> str:
+    if is_uri(value):  # object storage: never relative to the job file
+        return value
     expanded = os.path.expanduser(value)
     return os.path.normpath(os.path.join(base, expanded))
 
@@ -681,6 +701,9 @@ def _cross_checks(resolved: dict[str, Any], sources: dict[str, str]) -> list[Pro
             "encode.truncation_strategy",
             '"only_second" truncates the pair, but input.pair_column is not set',
         )
+    for key in ("output.dir", "tokenizer.path"):
+        if is_uri(resolved[key]):
+            problem(key, "must be a local path: only input.paths may name object storage so far")
     ids, count = resolved["output.ids_column"], resolved["output.count_column"]
     if ids == count:
         problem("output.count_column", f'must differ from output.ids_column (both are "{ids}")')

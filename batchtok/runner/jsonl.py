@@ -69,6 +69,12 @@ class Block:
     length: int
     rows: int
     first_line: int
+    data_bytes: int = -1  # decompressed (-1: ``length``, a plain file's block)
+
+    @property
+    def text_bytes(self) -> int:
+        """The bytes its lines hold once decompressed: an estimate of its text."""
+        return self.length if self.data_bytes < 0 else self.data_bytes
 
 
 def _rows_in(data: bytes) -> tuple[int, int]:
@@ -118,9 +124,12 @@ def iter_lines(stream: IO[bytes]) -> Iterator[bytes]:
 def scan_blocks(raw: IO[bytes], compression: str | None, block_bytes: int) -> list[Block]:
     """The blocks of a file opened in binary mode (read from its start)."""
     if compression is not None:  # one block; its rows counted through the decompressor
-        rows = sum(1 for line in iter_lines(open_stream(raw, compression)) if line.strip())
-        size = os.fstat(raw.fileno()).st_size
-        return [Block(0, size, rows, 1)] if size else []
+        rows = data_bytes = 0
+        for line in iter_lines(open_stream(raw, compression)):
+            data_bytes += len(line)
+            rows += bool(line.strip())
+        size = raw.seek(0, os.SEEK_END)
+        return [Block(0, size, rows, 1, data_bytes)] if size else []
     blocks: list[Block] = []
     offset, line = 0, 1
     while True:
@@ -216,12 +225,18 @@ def read_rows(
         yield pa.RecordBatch.from_arrays(columns, schema=schema), bad
 
 
-def sample_texts(path: str, field: str, max_chars: int, budget: int) -> list[str]:
-    """Up to ``budget`` chars of texts of at most ``max_chars`` from the start of a file, for
-    the pre-warm; unreadable lines are skipped (the workers report them)."""
+def sample_texts(
+    path: str, field: str, max_chars: int, budget: int, storage: Any = None
+) -> list[str]:
+    """Up to ``budget`` chars of texts of at most ``max_chars`` from the start of a file (an
+    object, read with ``storage``, for a URI), for the pre-warm; unreadable lines are skipped
+    (the workers report them)."""
+    from .storage import StorageOptions, is_uri, open_input
+
     codec = jsonl_compression(path)
     texts: list[str] = []
-    with open(path, "rb") as raw:
+    source = open_input(path, storage or StorageOptions()) if is_uri(path) else open(path, "rb")
+    with source as raw:
         for line in iter_lines(open_stream(raw, None if codec is False else codec)):
             if budget <= 0:
                 break

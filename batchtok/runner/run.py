@@ -269,7 +269,7 @@ class _Run:
             pending = [
                 st.file.path for st in self.states.values() if st.resolved and not st.complete
             ]
-            prewarm(tok, job.text_column, job.add_special_tokens, pending)
+            prewarm(tok, job.text_column, job.add_special_tokens, pending, job.storage)
         self.session.for_workers()
         # what each worker starts from: its copy-on-write view of the parent's pages
         self.stats.fork_rss_mb = current_rss_mb()

@@ -30,6 +30,7 @@ def encode_settings(job: Job, facts: TokenizerFacts | None = None) -> EncodeSett
         compression=job.compression,
         bad_rows=job.bad_rows,
         eos_id=None if facts is None else eos_id(job, facts),
+        storage=job.storage,
     )
 
 

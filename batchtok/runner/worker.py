@@ -42,6 +42,8 @@ from .output import (
     output_path_prefix,
 )
 from .stats import ShardStats
+from .storage import StorageOptions, is_uri, open_input
+from .storage import stat as storage_stat
 from .token_stats import IdCounter, TokenStats
 
 log = logging.getLogger("batchtok.runner.worker")
@@ -63,6 +65,7 @@ class EncodeSettings:
     compression: str
     bad_rows: str
     eos_id: int | None = None  # appended to every non-empty row (output.append_eos)
+    storage: StorageOptions = StorageOptions()  # how s3:// (and other URI) inputs are read
 
 
 _STATE: dict[str, Any] = {}
@@ -86,7 +89,13 @@ def _publish_guard() -> None:
         check_lock(*lock)
 
 
-def prewarm(tok: Tokenizer, text_column: str, add_special_tokens: bool, paths: list[str]) -> None:
+def prewarm(
+    tok: Tokenizer,
+    text_column: str,
+    add_special_tokens: bool,
+    paths: list[str],
+    storage: StorageOptions | None = None,
+) -> None:
     """Encode a small sample in the parent before forking, so every worker starts with the
     most frequent pieces already in its (inherited) cache instead of each computing them
     again. Results are unchanged: the cache only ever holds exact ids.
@@ -104,13 +113,14 @@ def prewarm(tok: Tokenizer, text_column: str, add_special_tokens: bool, paths: l
             break
         if is_jsonl(path):
             try:
-                texts += sample_texts(path, text_column, PREWARM_MAX_TEXT, budget)
+                texts += sample_texts(path, text_column, PREWARM_MAX_TEXT, budget, storage)
             except (OSError, pa.ArrowException):
                 continue  # the worker reports the file properly
             budget = PREWARM_CHARS - sum(map(len, texts))
             continue
         try:
-            batches = pq.ParquetFile(path).iter_batches(
+            source = open_input(path, storage or StorageOptions()) if is_uri(path) else path
+            batches = pq.ParquetFile(source).iter_batches(
                 batch_size=256, row_groups=[0], columns=[text_column], use_threads=False
             )
             for batch in batches:
@@ -165,14 +175,25 @@ class UnchangedInput:
         self.path = path
         self.expected = expected
         self.file: Any = None
+        settings = _STATE.get("settings")
+        self.storage = (
+            (settings.storage if settings else StorageOptions()) if is_uri(path) else None
+        )
+
+    def _stat_now(self) -> tuple[dict[str, int] | None, dict[str, int] | None]:
+        """(the open file's stat, the path's stat now; None if it is gone)."""
+        if self.storage is not None:  # an object: no descriptor to stat, only its name
+            now = storage_stat(self.path, self.storage)
+            return now, now
+        now = stat_key(os.fstat(self.file.fileno()))
+        try:
+            return now, stat_key(os.stat(self.path))
+        except FileNotFoundError:
+            return now, None
 
     def check(self) -> None:
         assert self.file is not None
-        now = stat_key(os.fstat(self.file.fileno()))
-        try:
-            named = stat_key(os.stat(self.path))
-        except FileNotFoundError:
-            named = None
+        now, named = self._stat_now()
         if now != self.expected or named != self.expected:
             gone = "was deleted" if named is None else "changed"
             raise InputChangedError(
@@ -183,7 +204,10 @@ class UnchangedInput:
 
     def __enter__(self) -> Any:
         try:
-            self.file = open(self.path, "rb")
+            if self.storage is not None:
+                self.file = open_input(self.path, self.storage)
+            else:
+                self.file = open(self.path, "rb")
         except FileNotFoundError as exc:
             raise InputChangedError(
                 f"{self.path} was deleted while the run was going; this file fails in this run"
@@ -229,14 +253,14 @@ class HashResult:
 def hash_file(task: HashTask, report: Report) -> HashResult:
     with UnchangedInput(task.path, task.stat) as source:
         if task.blocks:
-            hashes = [_hash_block(source, block) for block in task.blocks]
+            hashes = [_hash_block(source, block, task.path) for block in task.blocks]
         else:
             hashes = hash_row_groups(source, task.text_columns, task.keep_leaves)
     report(ShardStats(text_bytes=task.text_bytes))
     return HashResult(hashes)
 
 
-def _hash_block(source: Any, block: Block) -> RowGroupHash:
+def _hash_block(source: Any, block: Block, path: str) -> RowGroupHash:
     """A JSON Lines block's hash: of its bytes as stored (compressed or not)."""
     x = xxhash.xxh3_128()
     source.seek(block.offset)
@@ -244,10 +268,10 @@ def _hash_block(source: Any, block: Block) -> RowGroupHash:
     while remaining > 0:
         chunk = source.read(min(1 << 20, remaining))
         if not chunk:
-            raise InputChangedError(f"{source.name}: shorter than when it was planned")
+            raise InputChangedError(f"{path}: shorter than when it was planned")
         x.update(chunk)
         remaining -= len(chunk)
-    return RowGroupHash(x.hexdigest(), block.rows, 0, block.length)
+    return RowGroupHash(x.hexdigest(), block.rows, 0, block.text_bytes)
 
 
 # -- encoding ----------------------------------------------------------------------------------

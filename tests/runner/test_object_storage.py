@@ -1,0 +1,126 @@
+"""Inputs in object storage: an s3:// prefix (an S3-compatible server on 127.0.0.1, moto's)
+gives the outputs a local copy of the same files gives; a re-run redoes nothing; an object
+overwritten is encoded again; what cannot be read is refused naming the key."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import pytest
+from moto.server import ThreadedMotoServer
+
+from tests.support.runner import basic_job, invoke, summary, texts, write_parquet
+
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[str]:
+    saved = {k: os.environ.get(k) for k in CREDENTIALS}
+    os.environ.update(CREDENTIALS)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _bucket(endpoint: str, name: str) -> pafs.S3FileSystem:
+    fs = pafs.S3FileSystem(
+        endpoint_override=endpoint, region="us-east-1", allow_bucket_creation=True
+    )
+    fs.create_dir(name)
+    return fs
+
+
+def _upload(fs: pafs.S3FileSystem, local: Path, bucket: str) -> None:
+    for path in sorted(local.rglob("*")):
+        if path.is_file():
+            key = f"{bucket}/corpus/{path.relative_to(local).as_posix()}"
+            pafs.copy_files(str(path), key, destination_filesystem=fs)
+
+
+def _ids(out: Path) -> dict[str, list]:
+    return {
+        p.relative_to(out).as_posix(): pq.read_table(p)["input_ids"].to_pylist()
+        for p in sorted(out.rglob("*.parquet"))
+        if ".batchtok" not in p.parts
+    }
+
+
+def test_an_s3_prefix_gives_the_outputs_of_the_same_files_on_disk(
+    tmp_path: Path, endpoint: str
+) -> None:
+    local = tmp_path / "in"
+    write_parquet(local / "a.parquet", texts(120, seed=1), row_group_size=30)
+    lines = [json.dumps({"text": t}) for t in texts(80, seed=2)]
+    (local / "sub").mkdir()
+    (local / "sub" / "b.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fs = _bucket(endpoint, "corpus-a")
+    _upload(fs, local, "corpus-a")
+    for d in ("disk", "s3"):
+        (tmp_path / d).mkdir()
+    on_disk = basic_job(tmp_path / "disk", input__paths=[str(local)], run__shard_mb=0.002)
+    code, output = invoke("run", on_disk)
+    assert code == 0, output
+    remote = basic_job(
+        tmp_path / "s3",
+        input__paths=["s3://corpus-a/corpus/"],
+        storage__endpoint=endpoint,
+        storage__region="us-east-1",
+        run__shard_mb=0.002,
+    )
+    code, output = invoke("run", remote)
+    assert code == 0, output
+    want = _ids(tmp_path / "disk" / "out")
+    assert set(want) == {"a.parquet", "sub/b.parquet"}
+    assert _ids(tmp_path / "s3" / "out") == want
+    code, output = invoke("run", remote)
+    assert code == 0 and "nothing to do" in output, output
+    # an object overwritten with other rows is encoded again, the other file is not
+    changed = tmp_path / "changed"
+    write_parquet(changed / "a.parquet", texts(50, seed=7), row_group_size=50)
+    pafs.copy_files(
+        str(changed / "a.parquet"), "corpus-a/corpus/a.parquet", destination_filesystem=fs
+    )
+    code, output = invoke("run", remote)
+    assert code == 0, output
+    report = summary(tmp_path / "s3" / "out")
+    assert report["rows"]["read"] == 50
+    shutil.copy(changed / "a.parquet", local / "a.parquet")
+    code, output = invoke("run", on_disk)
+    assert code == 0, output
+    assert _ids(tmp_path / "s3" / "out") == _ids(tmp_path / "disk" / "out")
+
+
+def test_what_cannot_be_read_in_object_storage_is_refused_naming_the_key(
+    tmp_path: Path, endpoint: str
+) -> None:
+    _bucket(endpoint, "corpus-b")
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+    missing = basic_job(
+        tmp_path / "a", input__paths=["s3://corpus-b/nothing/"], storage__endpoint=endpoint
+    )
+    code, output = invoke("run", missing)
+    assert code == 2 and "input.paths" in output and "no such object or prefix" in output, output
+    remote_out = basic_job(tmp_path / "b", output__dir="s3://corpus-b/out/")
+    code, output = invoke("run", remote_out)
+    assert code == 2 and "output.dir" in output and "must be a local path" in output, output
