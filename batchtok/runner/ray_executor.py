@@ -42,6 +42,7 @@ import shutil
 import signal
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -194,7 +195,7 @@ class RayExecutor(TaskQueue):
             idle.fresh = False
             self._running[idle.handle.run.remote(task)] = (idle, task)
 
-    def events(self, tick: float = 0.25) -> Any:
+    def events(self, tick: float = 0.25) -> Iterator[Event | None]:
         """Dispatch and yield events until nothing is pending or running; ``None`` every
         ``tick`` seconds without news (to redraw progress)."""
         ray = self._ray

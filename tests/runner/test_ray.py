@@ -71,8 +71,8 @@ main(["run", *sys.argv[2:]])
 
 
 @pytest.fixture(scope="module")
-def ray_env(tmp_path_factory) -> Iterator[dict[str, str]]:
-    """The environment of a driver that joins the module's cluster."""
+def ray_cluster(tmp_path_factory) -> Iterator[tuple[subprocess.Popen, dict[str, str]]]:
+    """The module's cluster, starting (its process and environment; see :func:`ray_env`)."""
     home = tmp_path_factory.mktemp("ray_home")
     temp_dir = tempfile.mkdtemp(prefix="btray-")  # short: Ray's socket paths
     env = {
@@ -91,9 +91,7 @@ def ray_env(tmp_path_factory) -> Iterator[dict[str, str]]:
         text=True,
     )
     try:
-        address = proc.stdout.readline().strip()
-        assert address, "the Ray cluster did not start"
-        yield {**env, "RAY_ADDRESS": address}
+        yield proc, env
     finally:
         proc.stdin.close()
         try:
@@ -102,6 +100,16 @@ def ray_env(tmp_path_factory) -> Iterator[dict[str, str]]:
             proc.kill()
             proc.wait()
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def ray_env(ray_cluster, reference) -> dict[str, str]:
+    """The environment of a driver that joins the module's cluster, once it started (the
+    local reference run overlaps its start)."""
+    proc, env = ray_cluster
+    address = proc.stdout.readline().strip()
+    assert address, "the Ray cluster did not start"
+    return {**env, "RAY_ADDRESS": address}
 
 
 @pytest.fixture(scope="module")
