@@ -118,6 +118,9 @@ class RayExecutor(TaskQueue):
     _running: dict[Any, tuple[_Actor, Any]] = field(default_factory=dict)  # ref -> (actor, task)
 
     def __enter__(self) -> RayExecutor:
+        # Ray folds log lines alike across actors ("repeated 10x"): each bad row is its own.
+        # (read when ray is imported first)
+        os.environ.setdefault("RAY_DEDUP_LOGS", "0")
         import ray  # the extra batchtok[ray]; the job's validation checked it is installed
 
         assert self.job is not None
