@@ -11,8 +11,11 @@ are those of a local run, so a run interrupted on one executor resumes on the ot
 constructor: it loads the tokenizer from the bytes the driver read and hashed (shipped once
 through the object store, so every actor encodes with the tokenizer whose hash the outputs
 record) and configures it as the driver did. A phase without a tokenizer (hashing inputs)
-starts actors without one. Forking a process that talks to Ray can deadlock (gRPC), so under
-Ray no worker is forked: the actors replace the local pool.
+starts actors without one. Starting an actor takes seconds, so the idle actors of a phase that
+ended well are kept for the next phase of the process, which sets them up again (its first
+task on each loads the tokenizer, once) instead of starting new ones. Forking a process that
+talks to Ray can deadlock (gRPC), so under Ray no worker is forked: the actors replace the
+local pool.
 
 **The driver** keeps the queue of tasks (:class:`~batchtok.runner.executor.TaskQueue`) and
 one task in flight per actor, so at most as many as the actors; it waits with ``ray.wait``.
@@ -58,41 +61,56 @@ OBJECT_STORE_BYTES = 128 * 1024 * 1024  # of a local cluster: only tasks and res
 
 
 class _TaskActor:
-    """One worker on the cluster (made a Ray actor by :class:`RayExecutor`)."""
+    """One worker on the cluster (made a Ray actor by :class:`RayExecutor`). ``setup`` (an
+    object reference in a list, so Ray passes it unresolved) names what the worker state is
+    made of; an actor kept for a later phase is set up again by that phase's first task."""
 
-    def __init__(
-        self,
-        job: Job,
-        tokenizer_bytes: bytes,
-        state: dict[str, Any],
-        log_level: int,
-    ) -> None:
+    def __init__(self, setup: list[Any]) -> None:
         logger = logging.getLogger("batchtok")
-        logger.setLevel(log_level)
         handler = logging.StreamHandler(sys.stderr)  # streamed to the driver by Ray
         handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
         logger.addHandler(handler)
         logger.propagate = False
+        self._trim = _heap_trimmer()
+        self._setup = ""
+        self._use(setup[0])
+
+    def _use(self, ref: Any) -> None:
+        """Set the worker state from ``ref``'s (job, tokenizer bytes, state, log level),
+        loading the tokenizer once, unless it is the state already set."""
+        if ref.hex() == self._setup:
+            return
+        import ray
+
+        job, tokenizer_bytes, state, log_level = ray.get(ref)
+        logging.getLogger("batchtok").setLevel(log_level)
         tok = None
         if tokenizer_bytes:
             tok = load_tokenizer(job, state["facts"].xxh3, tokenizer_bytes)
             configure_tokenizer(tok, job, state["facts"])
         prepare_workers(tok, state["facts"], state["settings"], state["lock"])
-        self._trim = _heap_trimmer()
+        self._setup = ref.hex()
 
     def pid(self) -> int:
         return os.getpid()
 
-    def run(self, task: Any) -> tuple[str, Any, ShardStats]:
+    def run(self, task: Any, setup: list[Any]) -> tuple[str, Any, ShardStats]:
         """("done", result, progress) or ("failed", Failure, progress)."""
         progress = ShardStats()
         try:
+            self._use(setup[0])
             result = run_task(task, progress.merge)
         except Exception as exc:  # noqa: BLE001 - everything goes back to the driver
             return "failed", failure_of(exc), progress
         if self._trim is not None:
             self._trim(0)
         return "done", result, progress
+
+
+# Idle actors a finished phase leaves for the next one of this process (the hash phase's for
+# the encode phase, a run's for the next run): starting one takes seconds. Key: the cluster
+# and driver job they belong to.
+_SPARE: dict[tuple[str, str], list[Any]] = {}
 
 
 @dataclass
@@ -112,7 +130,8 @@ class RayExecutor(TaskQueue):
     tokenizer_bytes: bytes = b""
     _ray: Any = None
     _actor_class: Any = None
-    _init_args: tuple = ()
+    _setup: list[Any] = field(default_factory=list)  # [reference to the state's parts]
+    _session: tuple[str, str] = ("", "")
     _slots: int = 0
     _idle: list[_Actor] = field(default_factory=list)
     _running: dict[Any, tuple[_Actor, Any]] = field(default_factory=dict)  # ref -> (actor, task)
@@ -133,18 +152,30 @@ class RayExecutor(TaskQueue):
         data = self.tokenizer_bytes if state.get("tokenizer") is not None else b""
         state.pop("tokenizer", None)
         level = logging.getLogger("batchtok").getEffectiveLevel()
-        # put once: every actor's constructor gets the same object, not a copy per call
-        self._init_args = (self.job, ray.put(data), state, level)
+        # put once: every actor gets the same object, not a copy per call
+        self._setup = [ray.put((self.job, data, state, level))]
         self._actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_TaskActor)
+        context = ray.get_runtime_context()
+        self._session = (context.gcs_address, context.get_job_id())
+        for handle in _SPARE.pop(self._session, []):
+            actor = _Actor(handle, handle.pid.remote(), fresh=False)
+            if len(self._idle) < self._slots:
+                self._idle.append(actor)
+            else:
+                self._kill(actor)
         log.info(
-            "Ray: %d actors on a cluster of %d CPUs",
+            "Ray: up to %d actors on a cluster of %d CPUs (%d kept from the previous phase)",
             self._slots,
             cpus,
+            len(self._idle),
             extra={"event": "ray_cluster"},
         )
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:  # healthy idle actors serve the next phase
+            _SPARE[self._session] = [actor.handle for actor in self._idle]
+            self._idle.clear()
         self.shutdown()
 
     def _connect(self) -> None:
@@ -175,7 +206,7 @@ class RayExecutor(TaskQueue):
                 signal.signal(signal.SIGTERM, previous)
 
     def _start_actor(self) -> _Actor:
-        handle = self._actor_class.remote(*self._init_args)
+        handle = self._actor_class.remote(self._setup)
         return _Actor(handle, handle.pid.remote())
 
     def _kill(self, actor: _Actor) -> None:
@@ -196,7 +227,7 @@ class RayExecutor(TaskQueue):
                 self._idle.remove(idle)
             self._pending.popleft()
             idle.fresh = False
-            self._running[idle.handle.run.remote(task)] = (idle, task)
+            self._running[idle.handle.run.remote(task, self._setup)] = (idle, task)
 
     def events(self, tick: float = 0.25) -> Iterator[Event | None]:
         """Dispatch and yield events until nothing is pending or running; ``None`` every
