@@ -51,6 +51,11 @@ def _job_options(command):
     @click.option("--output", "-o", metavar="DIR", help="Replace output.dir.")
     @click.option("--workers", "-w", metavar="N", help='Replace run.workers (N or "auto").')
     @click.option(
+        "--executor",
+        type=click.Choice(["local", "ray"]),
+        help="Replace run.executor: forked local workers, or actors on a Ray cluster.",
+    )
+    @click.option(
         "--set",
         "sets",
         multiple=True,
@@ -59,7 +64,7 @@ def _job_options(command):
         "(VALUE is read as TOML, else as a string). Repeatable.",
     )
     @functools.wraps(command)
-    def wrapper(job_file, inputs, output, workers, sets, **kwargs):
+    def wrapper(job_file, inputs, output, workers, executor, sets, **kwargs):
         overrides: dict[str, Any] = {}
         try:
             for assignment in sets:
@@ -73,6 +78,8 @@ def _job_options(command):
             overrides["output.dir"] = output
         if workers:
             overrides["run.workers"] = int(workers) if workers.isdigit() else workers
+        if executor:
+            overrides["run.executor"] = executor
         try:
             job = load_job(job_file, overrides)
         except JobError as exc:

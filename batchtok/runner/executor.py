@@ -132,17 +132,8 @@ def _worker_main(conn: mpc.Connection, siblings: list[mpc.Connection], parent: i
         try:
             result = run_task(task, report)
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
-            # The run stops dispatching after these: every other shard would hit them too,
-            # or the job asked to stop at the first bad row.
-            fatal = (isinstance(exc, RunnerError) and exc.stops_run) or (
-                isinstance(exc, OSError) and exc.errno in _FATAL_ERRNOS
-            )
-            detail = "" if isinstance(exc, (BadRowError, OSError)) else traceback.format_exc()
-            # The runner's own errors describe the task (or the run), not this process.
-            retryable = not isinstance(exc, (RunnerError, KeyboardInterrupt, SystemExit))
-            failure = Failure(_describe(exc), detail, fatal, retryable=retryable and not fatal)
             try:
-                conn.send(("failed", failure))
+                conn.send(("failed", failure_of(exc)))
             except (OSError, ValueError):
                 return
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
@@ -154,6 +145,19 @@ def _worker_main(conn: mpc.Connection, siblings: list[mpc.Connection], parent: i
             return
         if trim is not None:
             trim(0)
+
+
+def failure_of(exc: BaseException) -> Failure:
+    """The :class:`Failure` a task's exception makes (call in its ``except`` block)."""
+    # The run stops dispatching after these: every other shard would hit them too, or the
+    # job asked to stop at the first bad row.
+    fatal = (isinstance(exc, RunnerError) and exc.stops_run) or (
+        isinstance(exc, OSError) and exc.errno in _FATAL_ERRNOS
+    )
+    detail = "" if isinstance(exc, (BadRowError, OSError)) else traceback.format_exc()
+    # The runner's own errors describe the task (or the run), not this process.
+    retryable = not isinstance(exc, (RunnerError, KeyboardInterrupt, SystemExit))
+    return Failure(_describe(exc), detail, fatal, retryable=retryable and not fatal)
 
 
 def _describe(exc: BaseException) -> str:
@@ -171,27 +175,16 @@ class _Worker:
 
 
 @dataclass
-class LocalExecutor:
-    """Run tasks on ``workers`` forked processes; iterate :meth:`events` to drive them.
-    A task that fails in a way another process might not is run ``retries`` more times, each
-    in a fresh worker."""
+class TaskQueue:
+    """What every executor shares: the queue of tasks not started and the retry policy (see
+    the module's docstring). A task that fails in a way another process might not is run
+    ``retries`` more times, each in a fresh worker."""
 
     workers: int
     retries: int = 1
     _pending: deque = field(default_factory=deque)  # (task, needs a fresh worker)
-    _pool: list[_Worker] = field(default_factory=list)
-    _started: int = 0
     _attempts: dict[int, tuple[Any, int]] = field(default_factory=dict)  # id -> (task, failed)
     _stopped: bool = False
-
-    def __enter__(self) -> LocalExecutor:
-        gc.collect()
-        gc.freeze()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        gc.unfreeze()
 
     def submit(self, task: Any, first: bool = False) -> None:
         if first:
@@ -205,6 +198,34 @@ class LocalExecutor:
         dropped = [task for task, _ in self._pending]
         self._pending.clear()
         return dropped
+
+    def _retry_or_fail(self, task: Any, failure: Failure) -> Event:
+        """The event for a failed attempt: "retry" (queued first, for a fresh worker) while
+        attempts are left, else "failed"."""
+        _, failed = self._attempts.get(id(task), (task, 0))
+        if failure.retryable and failed < self.retries and not self._stopped:
+            self._attempts[id(task)] = (task, failed + 1)  # the task is kept alive with its id
+            self._pending.appendleft((task, True))
+            return Event("retry", task, failure)
+        self._attempts.pop(id(task), None)
+        return Event("failed", task, replace(failure, retried=failed > 0))
+
+
+@dataclass
+class LocalExecutor(TaskQueue):
+    """Run tasks on ``workers`` forked processes; iterate :meth:`events` to drive them."""
+
+    _pool: list[_Worker] = field(default_factory=list)
+    _started: int = 0
+
+    def __enter__(self) -> LocalExecutor:
+        gc.collect()
+        gc.freeze()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+        gc.unfreeze()
 
     def _spawn(self) -> _Worker:
         parent_end, child_end = FORK.Pipe(duplex=True)
@@ -240,17 +261,6 @@ class LocalExecutor:
                 idle.task = None
                 self._pending.appendleft((task, fresh))
                 self._retire(idle)
-
-    def _retry_or_fail(self, task: Any, failure: Failure) -> Event:
-        """The event for a failed attempt: "retry" (queued first, for a fresh worker) while
-        attempts are left, else "failed"."""
-        _, failed = self._attempts.get(id(task), (task, 0))
-        if failure.retryable and failed < self.retries and not self._stopped:
-            self._attempts[id(task)] = (task, failed + 1)  # the task is kept alive with its id
-            self._pending.appendleft((task, True))
-            return Event("retry", task, failure)
-        self._attempts.pop(id(task), None)
-        return Event("failed", task, replace(failure, retried=failed > 0))
 
     def _retire(self, worker: _Worker, stop: bool = False) -> None:
         """Take ``worker`` out of the pool; ``stop``: ask an idle one to exit first."""

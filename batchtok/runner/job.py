@@ -37,6 +37,7 @@ than the special tokens) run later, but still before any work, and name their ke
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import math
 import os
 import tomllib
@@ -102,6 +103,12 @@ def _string_list(value: Any) -> tuple[str, ...]:
         if not isinstance(item, str) or not item:
             raise InvalidValue(f"item [{i}]: expected a non-empty string (got {_shown(item)})")
     return tuple(value)
+
+
+def _optional_string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise InvalidValue(f"expected a string (got {_shown(value)})")
+    return value
 
 
 def _workers(value: Any) -> int:
@@ -324,6 +331,20 @@ SETTINGS: tuple[Setting, ...] = (
         'Worker processes: "auto" (all cores available to this process) or a count.',
     ),
     Setting(
+        "run.executor",
+        "local",
+        _choice("local", "ray"),
+        'Where the tasks run: "local" (forked worker processes) or "ray" (actors on a Ray '
+        'cluster; pip install "batchtok[ray]"). Same outputs, cache and resume either way.',
+    ),
+    Setting(
+        "run.ray_address",
+        "",
+        _optional_string,
+        'With run.executor = "ray": the cluster to join; "": $RAY_ADDRESS if set, else a '
+        "local cluster of run.workers CPUs.",
+    ),
+    Setting(
         "run.bad_rows",
         "null_ids",
         _choice("null_ids", "empty_ids", "skip", "fail"),
@@ -399,6 +420,8 @@ class Job:
     append_eos: bool | str = False
     pack_length: int | None = None
     pack_keep_last: bool = True
+    executor: str = "local"
+    ray_address: str = ""
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def problem(self, key: str, message: str) -> Problem:
@@ -453,6 +476,7 @@ class Job:
             },
             "run": {
                 "workers": self.workers or "auto",
+                "executor": self.executor,
                 "shard_mb": self.shard_mb,
                 "batch_mb": self.batch_mb,
                 "cache_mb": self.cache_mb,
@@ -661,6 +685,8 @@ def load_job(
         shard_mb=resolved["run.shard_mb"],
         batch_mb=resolved["run.batch_mb"],
         cache_mb=resolved["run.cache_mb"],
+        executor=resolved["run.executor"],
+        ray_address=resolved["run.ray_address"],
         sources=sources,
     )
 
@@ -704,6 +730,10 @@ def _cross_checks(resolved: dict[str, Any], sources: dict[str, str]) -> list[Pro
     for key in ("output.dir", "tokenizer.path"):
         if is_uri(resolved[key]):
             problem(key, "must be a local path: only input.paths may name object storage so far")
+    if resolved["run.executor"] == "ray" and importlib.util.find_spec("ray") is None:
+        problem("run.executor", 'Ray is not installed: pip install "batchtok[ray]"')
+    if resolved["run.ray_address"] and resolved["run.executor"] != "ray":
+        problem("run.ray_address", 'applies only with run.executor = "ray"')
     ids, count = resolved["output.ids_column"], resolved["output.count_column"]
     if ids == count:
         problem("output.count_column", f'must differ from output.ids_column (both are "{ids}")')

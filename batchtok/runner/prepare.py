@@ -59,7 +59,8 @@ class Prepared:
         """The tokenizer, loaded now if validation did not need it."""
         if self.tokenizer is None:
             self.tokenizer = load_tokenizer(self.job, self.facts.xxh3, self.tokenizer_bytes)
-            self.tokenizer_bytes = b""
+            if self.job.executor == "local":  # Ray actors load their own from the bytes
+                self.tokenizer_bytes = b""
         return self.tokenizer
 
     def fingerprint(self, f: InputFile) -> str:

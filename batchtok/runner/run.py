@@ -47,6 +47,7 @@ from .output import use_returning_memory_pool
 from .plan import FileState, hash_spec, orphan_outputs, record_output, remove_part, resolve
 from .prepare import Prepared, prepare, state_dir
 from .progress import LogSession, Progress
+from .ray_executor import RayExecutor
 from .stats import RunStats, ShardStats
 from .summary import build_summary, invalid_summary, log_summary, write_chart, write_summary
 from .tasks import encode_settings, hash_task, join_task, shard_task
@@ -258,14 +259,15 @@ class _Run:
         configure_tokenizer(tok, job, prep.facts)
         prepare_workers(tok, prep.facts, encode_settings(job, prep.facts), self._lock_state())
         log.info(
-            "job %s: %d files, %d shards, %d workers (fork), tokenizer %s",
+            "job %s: %d files, %d shards, %d workers (%s), tokenizer %s",
             job.name,
             len(prep.files),
             sum(len(st.shards) for st in self.states.values()),
             self.workers,
+            "fork" if job.executor == "local" else "Ray actors",
             job.tokenizer_path.name,
         )
-        if self.workers > 1:
+        if self.workers > 1 and job.executor == "local":
             pending = [
                 st.file.path for st in self.states.values() if st.resolved and not st.complete
             ]
@@ -273,12 +275,22 @@ class _Run:
         self.session.for_workers()
         # what each worker starts from: its copy-on-write view of the parent's pages
         self.stats.fork_rss_mb = current_rss_mb()
-        with LocalExecutor(self.workers) as executor:
+        with self._executor() as executor:
             self._encode_phase(executor)
         if not self.stats.failures and self.parts_dir.exists():
             # Every file is complete, so any part left is from inputs that changed since.
             for stale in self.parts_dir.glob("*.parquet"):
                 remove_part(stale)
+
+    def _executor(self) -> LocalExecutor | RayExecutor:
+        """A phase's workers: forked processes, or actors on a Ray cluster (never both:
+        forking a process that talks to Ray can deadlock)."""
+        if self.job.executor == "ray":
+            assert self.prep is not None
+            return RayExecutor(
+                self.workers, job=self.job, tokenizer_bytes=self.prep.tokenizer_bytes
+            )
+        return LocalExecutor(self.workers)
 
     def _hash_inputs(self) -> bool:
         """Resolve every input's shards, hashing (in workers) those whose stat changed;
@@ -298,7 +310,7 @@ class _Run:
             # (touched, copied back) costs a hash, not a tokenizer load.
             prepare_workers(None, None, encode_settings(self.job), self._lock_state())
             self.session.for_workers()
-            with LocalExecutor(self.workers) as executor:
+            with self._executor() as executor:
                 self._hash_phase(executor, need_hash)
         return not self.stopping
 

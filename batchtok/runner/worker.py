@@ -82,6 +82,11 @@ def prepare_workers(
     _STATE.update(tokenizer=tok, facts=facts, settings=settings, lock=lock)
 
 
+def prepared_state() -> dict[str, Any]:
+    """What :func:`prepare_workers` set (for an executor whose workers are not forked)."""
+    return dict(_STATE)
+
+
 def _publish_guard() -> None:
     """Raise LockLost if the run's lock file was deleted or replaced (see :mod:`.lock`)."""
     lock = _STATE.get("lock")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -121,6 +122,9 @@ BASE = '[input]\npaths = ["x.parquet"]\n[tokenizer]\npath = "t.json"\n[output]\n
         (BASE + '[run]\nbad_rows = "drop"\n', "run.bad_rows", '"null_ids", "empty_ids"'),
         (BASE + "[run]\nshard_mb = -5\n", "run.shard_mb", "number > 0"),
         (BASE + "[run]\nbatch_mb = true\n", "run.batch_mb", "number > 0"),
+        (BASE + '[run]\nexecutor = "spark"\n', "run.executor", '"local", "ray"'),
+        (BASE + '[run]\nray_address = "auto"\n', "run.ray_address", 'run.executor = "ray"'),
+        (BASE + "[run]\nray_address = 1\n", "run.ray_address", "expected a string"),
         (BASE + "[outptu]\ndir = 1\n", "outptu", "did you mean output"),
         ("run = 3\n" + BASE, "run", "expected a table [run]"),
         ('include = ["nope.toml"]\n' + BASE, "include", "file not found"),
@@ -278,6 +282,29 @@ def test_two_inputs_with_the_same_output_name(tmp_path: Path) -> None:
     b = write_parquet(tmp_path / "y" / "a.parquet", texts(5))
     output = _run_expect_usage_error(basic_job(tmp_path, input__paths=[str(a), str(b)]))
     assert "input.paths" in output and "both be written to a.parquet" in output
+
+
+def test_the_executor_is_chosen_by_its_key_or_the_executor_option(tmp_path: Path) -> None:
+    job_file = tmp_path / "job.toml"
+    job_file.write_text(BASE, encoding="utf-8")
+    assert load_job(job_file).executor == "local"
+    job = load_job(job_file, {"run.executor": "ray", "run.ray_address": "10.0.0.1:6379"})
+    assert (job.executor, job.ray_address) == ("ray", "10.0.0.1:6379")
+    assert job.describe()["run"]["executor"] == "ray"
+    write_parquet(tmp_path / "in" / "a.parquet", texts(5))
+    output = _run_expect_usage_error(basic_job(tmp_path), "--executor", "spark")
+    assert "'spark' is not one of 'local', 'ray'" in output
+
+
+def test_the_ray_executor_without_ray_installed_names_the_extra(
+    tmp_path: Path, monkeypatch
+) -> None:
+    job_file = tmp_path / "job.toml"
+    job_file.write_text(BASE + '[run]\nexecutor = "ray"\n', encoding="utf-8")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(JobError) as err:
+        load_job(job_file)
+    assert "run.executor" in str(err.value) and "batchtok[ray]" in str(err.value)
 
 
 def test_unknown_override_key_on_the_command_line(tmp_path: Path) -> None:

@@ -1,0 +1,281 @@
+"""Ray executor: the same tasks as :mod:`.executor`, on actors of a Ray cluster.
+
+``run.executor = "ray"`` swaps the forked worker pool for Ray actors; nothing else changes.
+The tasks are the same small descriptions (paths, row-group ranges, keys), the actors run the
+same :func:`~batchtok.runner.worker.run_task`, read their inputs and write their outputs
+themselves (so every node must see the input and output paths, e.g. a shared filesystem),
+and send back only the small result. Cache keys, the completion rule, retries and the summary
+are those of a local run, so a run interrupted on one executor resumes on the other.
+
+**Actors, not forks.** Each actor (``num_cpus=1``) sets the worker state once in its
+constructor: it loads the tokenizer from the bytes the driver read and hashed (shipped once
+through the object store, so every actor encodes with the tokenizer whose hash the outputs
+record) and configures it as the driver did. A phase without a tokenizer (hashing inputs)
+starts actors without one. Starting an actor takes seconds, so the idle actors of a phase that
+ended well are kept for the next phase of the process, which sets them up again (its first
+task on each loads the tokenizer, once) instead of starting new ones. Forking a process that
+talks to Ray can deadlock (gRPC), so under Ray no worker is forked: the actors replace the
+local pool.
+
+**The driver** keeps the queue of tasks (:class:`~batchtok.runner.executor.TaskQueue`) and
+one task in flight per actor, so at most as many as the actors; it waits with ``ray.wait``.
+Actors: as many as the cluster's CPUs, or ``run.workers`` if fewer. Joining a cluster:
+``run.ray_address``, else ``$RAY_ADDRESS``; with neither, a local cluster of ``run.workers``
+CPUs is started (no dashboard; its files in a short temporary directory, as Ray's socket paths
+must be short). Starting one takes seconds, so it serves every phase and run of the process
+and stops when the process exits.
+
+**Failures** follow the local policy: an actor that dies (its process killed, its node lost)
+is replaced and its task run once more on a fresh actor; an unexpected exception is retried
+once on a fresh actor, then reported; the runner's own errors are reported at once. Outputs
+are published by atomic rename, so a task that Ray reports failed after it ran is harmless.
+
+**Progress and logs**: the progress an actor's task reported is summed and sent with its
+result (one progress event per finished task); actors log to their stderr, which Ray streams
+to the driver's.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .encode import configure_tokenizer, load_tokenizer
+from .executor import Event, Failure, TaskQueue, _heap_trimmer, failure_of
+from .job import Job
+from .stats import ShardStats
+from .worker import prepare_workers, prepared_state, run_task
+
+log = logging.getLogger("batchtok.runner")
+
+OBJECT_STORE_BYTES = 128 * 1024 * 1024  # of a local cluster: only tasks and results pass
+
+
+class _TaskActor:
+    """One worker on the cluster (made a Ray actor by :class:`RayExecutor`). ``setup`` (an
+    object reference in a list, so Ray passes it unresolved) names what the worker state is
+    made of; an actor kept for a later phase is set up again by that phase's first task."""
+
+    def __init__(self, setup: list[Any]) -> None:
+        logger = logging.getLogger("batchtok")
+        handler = logging.StreamHandler(sys.stderr)  # streamed to the driver by Ray
+        handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+        self._trim = _heap_trimmer()
+        self._setup = ""
+        self._use(setup[0])
+
+    def _use(self, ref: Any) -> None:
+        """Set the worker state from ``ref``'s (job, tokenizer bytes, state, log level),
+        loading the tokenizer once, unless it is the state already set."""
+        if ref.hex() == self._setup:
+            return
+        import ray
+
+        job, tokenizer_bytes, state, log_level = ray.get(ref)
+        logging.getLogger("batchtok").setLevel(log_level)
+        tok = None
+        if tokenizer_bytes:
+            tok = load_tokenizer(job, state["facts"].xxh3, tokenizer_bytes)
+            configure_tokenizer(tok, job, state["facts"])
+        prepare_workers(tok, state["facts"], state["settings"], state["lock"])
+        self._setup = ref.hex()
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def run(self, task: Any, setup: list[Any]) -> tuple[str, Any, ShardStats]:
+        """("done", result, progress) or ("failed", Failure, progress)."""
+        progress = ShardStats()
+        try:
+            self._use(setup[0])
+            result = run_task(task, progress.merge)
+        except Exception as exc:  # noqa: BLE001 - everything goes back to the driver
+            return "failed", failure_of(exc), progress
+        if self._trim is not None:
+            self._trim(0)
+        return "done", result, progress
+
+
+# Idle actors a finished phase leaves for the next one of this process (the hash phase's for
+# the encode phase, a run's for the next run): starting one takes seconds. Key: the cluster
+# and driver job they belong to.
+_SPARE: dict[tuple[str, str], list[Any]] = {}
+
+
+@dataclass
+class _Actor:
+    handle: Any
+    pid_ref: Any  # the actor's first call: its process id, known once it started
+    fresh: bool = True  # has run no task yet
+
+
+@dataclass
+class RayExecutor(TaskQueue):
+    """Run tasks on Ray actors; the same interface as
+    :class:`~batchtok.runner.executor.LocalExecutor`. ``workers``: the CPUs of a local
+    cluster started here; ``job.workers`` (if set) caps the actors on any cluster."""
+
+    job: Job | None = None
+    tokenizer_bytes: bytes = b""
+    _ray: Any = None
+    _actor_class: Any = None
+    _setup: list[Any] = field(default_factory=list)  # [reference to the state's parts]
+    _session: tuple[str, str] = ("", "")
+    _slots: int = 0
+    _idle: list[_Actor] = field(default_factory=list)
+    _running: dict[Any, tuple[_Actor, Any]] = field(default_factory=dict)  # ref -> (actor, task)
+
+    def __enter__(self) -> RayExecutor:
+        # Ray folds log lines alike across actors ("repeated 10x"): each bad row is its own.
+        # (read when ray is imported first)
+        os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+        import ray  # the extra batchtok[ray]; the job's validation checked it is installed
+
+        assert self.job is not None
+        self._ray = ray
+        if not ray.is_initialized():
+            self._connect()
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        self._slots = max(1, min(cpus, self.job.workers) if self.job.workers else cpus)
+        state = prepared_state()
+        data = self.tokenizer_bytes if state.get("tokenizer") is not None else b""
+        state.pop("tokenizer", None)
+        level = logging.getLogger("batchtok").getEffectiveLevel()
+        # put once: every actor gets the same object, not a copy per call
+        self._setup = [ray.put((self.job, data, state, level))]
+        self._actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_TaskActor)
+        context = ray.get_runtime_context()
+        self._session = (context.gcs_address, context.get_job_id())
+        for handle in _SPARE.pop(self._session, []):
+            actor = _Actor(handle, handle.pid.remote(), fresh=False)
+            if len(self._idle) < self._slots:
+                self._idle.append(actor)
+            else:
+                self._kill(actor)
+        log.info(
+            "Ray: up to %d actors on a cluster of %d CPUs (%d kept from the previous phase)",
+            self._slots,
+            cpus,
+            len(self._idle),
+            extra={"event": "ray_cluster"},
+        )
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:  # healthy idle actors serve the next phase
+            _SPARE[self._session] = [actor.handle for actor in self._idle]
+            self._idle.clear()
+        self.shutdown()
+
+    def _connect(self) -> None:
+        """Join the job's cluster (or $RAY_ADDRESS's), else start a local one."""
+        assert self.job is not None
+        ray = self._ray
+        address = self.job.ray_address or os.environ.get("RAY_ADDRESS", "")
+        # ray.init replaces the SIGTERM handler; the run's own (stop cleanly) must stay.
+        previous = signal.getsignal(signal.SIGTERM)
+        try:
+            if address:
+                ray.init(address=address, logging_level=logging.WARNING)
+                return
+            # Starting a cluster takes seconds: it serves every phase and run of this
+            # process, and stops when the process exits.
+            temp_dir = tempfile.mkdtemp(prefix="batchtok-ray-")  # short: Ray's sockets
+            atexit.register(shutil.rmtree, temp_dir, ignore_errors=True)
+            ray.init(
+                num_cpus=self.workers,
+                include_dashboard=False,
+                object_store_memory=OBJECT_STORE_BYTES,
+                _temp_dir=temp_dir,
+                logging_level=logging.WARNING,
+            )
+            atexit.register(ray.shutdown)  # runs before the directory's removal
+        finally:
+            with contextlib.suppress(ValueError, TypeError):
+                signal.signal(signal.SIGTERM, previous)
+
+    def _start_actor(self) -> _Actor:
+        handle = self._actor_class.remote(self._setup)
+        return _Actor(handle, handle.pid.remote())
+
+    def _kill(self, actor: _Actor) -> None:
+        with contextlib.suppress(Exception):
+            self._ray.kill(actor.handle, no_restart=True)
+
+    def _dispatch(self) -> None:
+        while self._pending:
+            task, fresh = self._pending[0]
+            idle = next((a for a in self._idle if a.fresh or not fresh), None)
+            if idle is None and fresh and self._idle:
+                self._kill(self._idle.pop())  # make room for a new actor
+            if idle is None:
+                if len(self._idle) + len(self._running) >= self._slots:
+                    return
+                idle = self._start_actor()
+            else:
+                self._idle.remove(idle)
+            self._pending.popleft()
+            idle.fresh = False
+            self._running[idle.handle.run.remote(task, self._setup)] = (idle, task)
+
+    def events(self, tick: float = 0.25) -> Iterator[Event | None]:
+        """Dispatch and yield events until nothing is pending or running; ``None`` every
+        ``tick`` seconds without news (to redraw progress)."""
+        ray = self._ray
+        while True:
+            self._dispatch()
+            if not self._running and not self._pending:
+                return
+            ready, _ = ray.wait(list(self._running), num_returns=1, timeout=tick)
+            if not ready:
+                yield None
+                continue
+            actor, task = self._running.pop(ready[0])
+            try:
+                kind, payload, progress = ray.get(ready[0])
+            except ray.exceptions.RayError as exc:  # the actor (or its node) died
+                yield self._died(actor, task, exc)
+                continue
+            if kind == "failed":
+                payload = replace(payload, pid=self._pid(actor))
+                if payload.retryable:
+                    self._kill(actor)  # whatever went wrong may be in the process
+                else:
+                    self._idle.append(actor)
+                yield self._retry_or_fail(task, payload)
+                continue
+            self._idle.append(actor)
+            self._attempts.pop(id(task), None)
+            if progress != ShardStats():
+                yield Event("progress", task, progress)
+            yield Event(kind, task, payload)
+
+    def _pid(self, actor: _Actor) -> int | None:
+        try:
+            return self._ray.get(actor.pid_ref, timeout=0)
+        except Exception:  # noqa: BLE001 - it died before it started
+            return None
+
+    def _died(self, actor: _Actor, task: Any, exc: Exception) -> Event:
+        pid = self._pid(actor)
+        self._kill(actor)
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        error = f"Ray actor (process {pid}) died while running {task.label}: {why}"
+        return self._retry_or_fail(task, Failure(error, died=True, pid=pid, retryable=True))
+
+    def shutdown(self) -> None:
+        for actor in [*self._idle, *(a for a, _ in self._running.values())]:
+            self._kill(actor)
+        self._idle.clear()
+        self._running.clear()

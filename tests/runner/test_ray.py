@@ -1,0 +1,235 @@
+"""The Ray executor (``run.executor = "ray"``) on a real local Ray cluster: the same bytes as
+the local executor (with a killed actor's shard retried), runs interrupted on one executor
+finished on the other.
+
+One cluster serves the module. It lives in a child process, and every Ray run is a driver
+subprocess that joins it (``RAY_ADDRESS``): the test process never connects to Ray, so its
+local runs fork their workers safely (forking a process that talks to Ray can deadlock).
+Patches for the actors travel as the driver's ``worker_process_setup_hook``
+(tests/support/ray_hooks.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from batchtok.runner.lock import current_holder
+from tests.support.runner import (
+    GPT2,
+    REPO,
+    invoke,
+    kill_worker_on_shard,
+    summary,
+    texts,
+    visible_files,
+    write_job,
+    write_parquet,
+)
+
+pytest.importorskip("ray")
+
+CLUSTER = """
+import sys, tempfile
+import ray
+ray.init(
+    num_cpus=2,
+    include_dashboard=False,
+    object_store_memory=80 * 1024 * 1024,
+    _temp_dir=sys.argv[1],
+    logging_level="WARNING",
+)
+print(ray.get_runtime_context().gcs_address, flush=True)
+sys.stdin.read()  # until the test process closes it (or dies)
+ray.shutdown()
+"""
+
+# argv: hook as JSON ([name, *args] of tests.support.ray_hooks, or null), then run's arguments
+DRIVER = """
+import json, sys
+hook = json.loads(sys.argv[1])
+if hook:
+    import ray
+    from tests.support import ray_hooks
+    name, *args = hook
+    def setup():
+        getattr(ray_hooks, name)(*args)
+    ray.init(runtime_env={"worker_process_setup_hook": setup}, logging_level="WARNING")
+from batchtok.runner.cli import main
+main(["run", *sys.argv[2:]])
+"""
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory) -> Iterator[tuple[subprocess.Popen, dict[str, str]]]:
+    """The module's cluster, starting (its process and environment; see :func:`ray_env`)."""
+    home = tmp_path_factory.mktemp("ray_home")
+    temp_dir = tempfile.mkdtemp(prefix="btray-")  # short: Ray's socket paths
+    env = {
+        **os.environ,
+        "HOME": str(home),  # Ray >= 2.60 writes an auth token under ~/.ray
+        "RAY_AUTH_MODE": "disabled",
+        "PYTHONPATH": str(REPO),
+    }
+    env.pop("RAY_ADDRESS", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CLUSTER, temp_dir],
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield proc, env
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def ray_env(ray_cluster, reference) -> dict[str, str]:
+    """The environment of a driver that joins the module's cluster, once it started (the
+    local reference run overlaps its start)."""
+    proc, env = ray_cluster
+    address = proc.stdout.readline().strip()
+    assert address, "the Ray cluster did not start"
+    return {**env, "RAY_ADDRESS": address}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> Path:
+    """a and b: one shard each; c: several shards (parts, joined at the end)."""
+    root = tmp_path_factory.mktemp("ray_inputs")
+    write_parquet(root / "a.parquet", texts(40, seed=1), row_group_size=40)
+    write_parquet(root / "b.parquet", texts(40, seed=2), row_group_size=40)
+    write_parquet(root / "c.parquet", texts(200, seed=3), row_group_size=20)
+    return root
+
+
+def _job(tmp_path: Path, inputs: Path, name: str) -> Path:
+    return write_job(
+        tmp_path / f"{name}.toml",
+        {
+            "input.paths": [str(inputs)],
+            "tokenizer.path": str(GPT2),
+            "output.dir": str(tmp_path / name),
+            "run.workers": 2,
+            "run.shard_mb": 0.004,
+            "output.row_group_mb": 0.0005,
+        },
+    )
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, inputs: Path) -> Path:
+    """The local executor's output of the job."""
+    job = _job(tmp_path_factory.mktemp("ray_reference"), inputs, "out")
+    code, output = invoke("run", job)
+    assert code == 0, output
+    return job.parent / "out"
+
+
+def _ray_run(env: dict[str, str], job: Path, *args: str, hook: list | None = None, **popen):
+    command = [sys.executable, "-c", DRIVER, json.dumps(hook), str(job), "--executor", "ray"]
+    return subprocess.Popen([*command, *args], cwd=REPO, env=env, text=True, **popen)
+
+
+def _finish(proc: subprocess.Popen) -> tuple[int, str]:
+    _, stderr = proc.communicate(timeout=300)
+    return proc.returncode, stderr
+
+
+def _same_output(out: Path, reference: Path) -> None:
+    """Every visible file byte for byte, and the token statistics of the run summaries."""
+    assert visible_files(out) == visible_files(reference) == ["a.parquet", "b.parquet", "c.parquet"]
+    for name in visible_files(reference):
+        assert (out / name).read_bytes() == (reference / name).read_bytes(), name
+    assert summary(out)["token_stats"] == summary(reference)["token_stats"]
+    tmp = out / ".batchtok" / "tmp"
+    assert not tmp.exists() or list(tmp.iterdir()) == []
+    assert list((out / ".batchtok" / "parts").glob("*")) == []
+
+
+def test_a_ray_run_writes_the_bytes_of_a_local_run_though_an_actor_is_killed(
+    ray_env, inputs, reference, tmp_path
+) -> None:
+    """One check of both (each Ray run costs seconds): the actor writing a shard dies, is
+    replaced and the shard retried; the output is still the local run's, byte for byte."""
+    job = _job(tmp_path, inputs, "out")
+    hook = ["die_once_on_shard", "c.parquet#2", str(tmp_path / "died")]
+    code, stderr = _finish(_ray_run(ray_env, job, hook=hook, stderr=subprocess.PIPE))
+    assert code == 0, stderr
+    assert "(Ray actors)" in stderr
+    assert (tmp_path / "died").exists()  # an actor did die
+    assert "died while running shard c.parquet#2" in stderr
+    report = summary(tmp_path / "out")
+    assert [r["task"] for r in report["retries"]] == ["shard c.parquet#2"]
+    assert report["status"] == "success"
+    assert report["job"]["run"]["executor"] == "ray"
+    assert report["shards"] == summary(reference)["shards"]
+    _same_output(tmp_path / "out", reference)
+    # nothing to do: no phase starts, so the test process does not connect to Ray
+    code, output = invoke("run", job, "--executor", "ray")
+    assert code == 0, output
+    assert "nothing to do" in output
+
+
+def test_a_run_failed_locally_is_finished_on_ray_redoing_nothing_complete(
+    ray_env, inputs, reference, tmp_path, monkeypatch
+) -> None:
+    job = _job(tmp_path, inputs, "out")
+    kill_worker_on_shard("c.parquet#2", monkeypatch, os.getpid())
+    code, output = invoke("run", job)
+    assert code == 1, output
+    monkeypatch.undo()
+    code, stderr = _finish(_ray_run(ray_env, job, stderr=subprocess.PIPE))
+    assert code == 0, stderr
+    report = summary(tmp_path / "out")
+    assert report["shards"]["done"] == 1  # only the shard that failed
+    assert report["shards"]["cached"] == report["shards"]["total"] - 1
+    _same_output(tmp_path / "out", reference)
+
+
+def test_a_killed_ray_run_is_finished_locally_redoing_nothing_complete(
+    ray_env, inputs, reference, tmp_path
+) -> None:
+    job = _job(tmp_path, inputs, "out")
+    out = tmp_path / "out"
+    hook = ["slow_encoding", 0.05]
+    proc = _ray_run(
+        ray_env, job, "--set", "run.batch_mb=0.0005", hook=hook, stderr=subprocess.DEVNULL
+    )
+    parts = out / ".batchtok" / "parts"
+    deadline = time.monotonic() + 120
+    while not (parts.exists() and any(parts.glob("*.parquet"))):
+        assert proc.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 20
+    while current_holder(out / ".batchtok" / "lock") is not None:
+        assert time.monotonic() < deadline, "the killed run kept the lock"
+        time.sleep(0.05)
+    code, output = invoke("run", job)
+    assert code == 0, output
+    report = summary(out)
+    assert report["shards"]["cached"] >= 1  # the parts the Ray run completed
+    assert report["shards"]["done"] < report["shards"]["total"]
+    _same_output(out, reference)

@@ -1,0 +1,47 @@
+"""Patches for Ray actors in the runner's Ray tests (tests/runner/test_ray.py).
+
+Ray actors are not forked from the test process, so a monkeypatch there does not reach them.
+These functions travel instead as the driver's ``runtime_env`` ``worker_process_setup_hook``
+(a callable, pickled by Ray), which Ray runs in every worker process of that driver's job
+before any actor starts.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import pyarrow as pa
+
+from batchtok.runner import output as output_module
+from batchtok.runner import worker as worker_module
+
+
+def die_once_on_shard(shard: str, marker: str) -> None:
+    """The first process to write shard ``shard`` (``"c.parquet#2"``) dies (exit 9) after its
+    first row group hit the disk; creating ``marker`` first, so that the retry succeeds."""
+    original = output_module.AtomicParquet.write
+
+    def write(self: Any, table: pa.Table) -> None:
+        original(self, table)
+        if f'"shard":"{shard}"' not in self.schema.metadata[b"batchtok"].decode():
+            return
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
+        os._exit(9)
+
+    output_module.AtomicParquet.write = write
+
+
+def slow_encoding(seconds: float) -> None:
+    """Every batch a worker encodes takes ``seconds`` longer (to interrupt a run midway)."""
+    original = worker_module._encode_piece
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(seconds)
+        return original(*args, **kwargs)
+
+    worker_module._encode_piece = slow
