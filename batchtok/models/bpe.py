@@ -17,7 +17,7 @@ from .bpe_boundary import CharCut
 _HEAP_THRESHOLD = 256
 # Byte-level words at least this long (in symbols) are cut where merges provably cannot
 # cross (CharCut), and each part merged on its own through the segment cache.
-_CUT_MIN = 24
+_CUT_MIN = 36
 # Parts of cut words kept (cleared when full): a part repeats far more than a whole word.
 _SEGMENT_ENTRIES = 1 << 17
 

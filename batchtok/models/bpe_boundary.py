@@ -218,6 +218,7 @@ class CharCut:
         # (``_at_end``) the token's last unit, which V starts with
         self._inside: set[str] | None = None
         self._at_end: set[str] = set()
+        self._starts_mid: set[str] = set()
         # U + V -> whether a token may stand across (a boundary that is not cut)
         self._joined: dict[str, bool] = {}
 
@@ -237,15 +238,17 @@ class CharCut:
         return _HAS_WIDE.search(word) is not None
 
     def _read_vocab(self) -> None:
-        tokens = [t for t in self.vocab if len(t) > 1 and _HAS_WIDE.search(t)]
+        tokens = [t for t in self.vocab if len(t) > 1 and _HAS_WIDE.search(t, 1)]
         sep = next(c for c in map(chr, range(0x110000)) if not any(c in t for t in tokens))
         joined = sep + sep.join(tokens) + sep
-        unit = f"[^{_C}{sep}][{_C}]*+"
-        # a token's first unit may be a run of continuation symbols (it starts mid-char)
-        left = f"(?:(?<={sep})[{_C}]++|{unit})"
+        # the unit before the boundary: a whole char of three or four bytes, or a token's
+        # first unit when that is a run of continuation symbols (it starts mid-char)
+        start_mid = f"(?<={sep})[{_C}]++"
+        left = f"(?:{start_mid}|[{_W}][{_C}]*+)"
         right = f"[{_W}][{_C}]*+"
         self._inside = set(re.findall(f"(?=({left}{right})[^{sep}])", joined))
         self._at_end = set(re.findall(f"(?=({left}{right}){sep})", joined))
+        self._starts_mid = set(re.findall(f"{start_mid}(?=[{_W}])", joined))
 
     def _can_join(self, u: str, v: str) -> bool:
         """Whether the boundary between units ``u`` and ``v`` stays whole."""
@@ -253,9 +256,9 @@ class CharCut:
             return True
         if self._inside is None:
             self._read_vocab()
-        inside, at_end = self._inside, self._at_end
-        for i in range(len(u)):
-            end = u[i:]  # u itself, then the continuation runs it ends with
+        inside, at_end, starts_mid = self._inside, self._at_end, self._starts_mid
+        # u itself, then the continuation runs it ends with that start a token
+        for end in [u, *(u[i:] for i in range(1, len(u)) if u[i:] in starts_mid)]:
             if end + v in inside:  # type: ignore[operator]
                 return True
             for j in range(1, len(v) + 1):
