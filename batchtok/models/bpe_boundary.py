@@ -273,7 +273,7 @@ class CharCut:
         joined = self._joined
         flags = list(map(joined.get, map(add, units, units[1:])))
         if None in flags:
-            if len(joined) > 1 << 20:
+            if len(joined) > 1 << 18:
                 joined.clear()
             for i, flag in enumerate(flags):
                 if flag is None:
