@@ -195,34 +195,39 @@ def test_a_vocabulary_without_all_byte_chars_is_not_cut():
 
 
 BYTE_LEVEL_FILES = ["llama3", "gpt4o", "qwen3", "gpt35turbo"]
-# Multilingual chars per file in the default tier (the full tier takes every document).
-LANGUAGE_CHARS = 40_000
+# Multilingual chars per language in the default tier for the proof (the full tier takes every
+# document); the oracle sees a smaller sample (tests/conformance/ runs it over every corpus).
+LANGUAGE_CHARS = 4_000
+ORACLE_DOCS = 60
+
+
+def _words(tokenizer, docs) -> set[str]:
+    """The model's words (mapped pre-tokens) of ``docs``."""
+    return {
+        tokenizer._piece_map(piece)
+        for doc in docs
+        for fragment, token_id, at_start in tokenizer._fragments(doc)
+        if token_id is None
+        for piece in tokenizer._split(fragment, at_start)
+    }
 
 
 @pytest.mark.parametrize("name", BYTE_LEVEL_FILES)
 def test_real_files_cut_words_merge_as_whole_words(name):
-    """Every long multilingual and adversarial word of a real file: cut, its ids equal the
-    merges of the whole word; and the texts' ids equal the oracle's."""
+    """Every long multilingual and adversarial word of a real file, cut, has the ids of the
+    merges of the whole word (and many are cut); a sample's ids equal the oracle's."""
     ours, ref = pair_for(name)
     model = ours.model
     cut = CharCut.for_model(model)
     assert cut is not None
-    docs = []
+    docs = adversarial.adversarial_strings()
     for language, language_docs in corpora.multilingual_docs().items():
-        docs += tier.docs(language_docs, LANGUAGE_CHARS // 10, f"char-cut:{language}")
-    docs += adversarial.adversarial_strings()
-    words = {
-        ours._piece_map(piece)
-        for doc in docs
-        for fragment, token_id, at_start in ours._fragments(doc)
-        if token_id is None
-        for piece in ours._split(fragment, at_start)
-    }
-    long_words = [w for w in words if len(w) >= _CUT_MIN and cut.applies(w)]
-    assert long_words
+        docs += tier.docs(language_docs, LANGUAGE_CHARS, f"char-cut:{language}")
+    long_words = [w for w in _words(ours, docs) if len(w) >= _CUT_MIN and cut.applies(w)]
     was_cut = 0
     for word in long_words:
         was_cut += len(cut.split(word)) > 1
         assert model.tokenize(word) == _whole_merge(model, word), word
-    assert was_cut > len(long_words) // 4
-    assert_same_ids(ours, ref, docs, add_special_tokens=False)
+    assert was_cut > len(long_words) // 4 > 10
+    sample = corpora.sample_docs("multilingual", ORACLE_DOCS, 2000) + adversarial.SPECIAL_TEXT
+    assert_same_ids(ours, ref, sample, add_special_tokens=False)
