@@ -19,7 +19,7 @@ _HEAP_THRESHOLD = 256
 # cross (CharCut), and each part merged on its own through the segment cache.
 _CUT_MIN = 36
 # Parts of cut words kept (cleared when full): a part repeats far more than a whole word.
-_SEGMENT_ENTRIES = 1 << 17
+_SEGMENT_ENTRIES = 1 << 16
 
 
 _NEVER = 1 << 62  # the rank of a pair that has no merge

@@ -256,15 +256,19 @@ class CharCut:
             return True
         if self._inside is None:
             self._read_vocab()
-        inside, at_end, starts_mid = self._inside, self._at_end, self._starts_mid
-        # u itself, then the continuation runs it ends with that start a token
-        for end in [u, *(u[i:] for i in range(1, len(u)) if u[i:] in starts_mid)]:
-            if end + v in inside:  # type: ignore[operator]
-                return True
-            for j in range(1, len(v) + 1):
-                if end + v[:j] in at_end:
-                    return True
-        return False
+        if self._ends_before(u, v):
+            return True
+        # a token that starts mid-char, with a continuation run u ends with
+        starts_mid = self._starts_mid
+        return any(u[i:] in starts_mid and self._ends_before(u[i:], v) for i in range(1, len(u)))
+
+    def _ends_before(self, end: str, v: str) -> bool:
+        """Whether a token's unit ``end`` may be followed by unit ``v`` in the word: by ``v``
+        itself inside the token, or by a start of ``v`` that ends the token."""
+        if end + v in self._inside:  # type: ignore[operator]
+            return True
+        at_end = self._at_end
+        return any(end + v[:j] in at_end for j in range(1, len(v) + 1))
 
     def split(self, word: str) -> list[str]:
         """``word`` cut at every boundary no merge can cross (every char of ``word`` must be a
@@ -273,7 +277,7 @@ class CharCut:
         joined = self._joined
         flags = list(map(joined.get, map(add, units, units[1:])))
         if None in flags:
-            if len(joined) > 1 << 18:
+            if len(joined) > 1 << 17:
                 joined.clear()
             for i, flag in enumerate(flags):
                 if flag is None:
