@@ -11,9 +11,15 @@ import heapq
 from ..errors import EncodeError, TokenizerFileError
 from ..utils.spec import Spec
 from .base import Model, read_vocab
+from .bpe_boundary import CharCut
 
 # Words longer than this (in symbols) merge with a heap: O(n log n) instead of O(n^2).
 _HEAP_THRESHOLD = 256
+# Byte-level words at least this long (in symbols) are cut where merges provably cannot
+# cross (CharCut), and each part merged on its own through the segment cache.
+_CUT_MIN = 36
+# Parts of cut words kept (cleared when full): a part repeats far more than a whole word.
+_SEGMENT_ENTRIES = 1 << 16
 
 
 _NEVER = 1 << 62  # the rank of a pair that has no merge
@@ -76,6 +82,8 @@ class BPE(Model):
                 )
             pairs[id_a * stride + id_b] = rank << 32 | id_new
         self._byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
+        self._char_cut = CharCut.for_model(self)
+        self._segments: dict[str, list[int]] = {}
 
     # -- encoding -----------------------------------------------------------------------------
 
@@ -83,7 +91,7 @@ class BPE(Model):
         """Initial symbols: chars (with prefix / suffix), byte fallback, unk handling."""
         vocab = self.vocab
         if not self.prefix and not self.suffix:
-            if all(c in vocab for c in word):
+            if all(map(vocab.__contains__, word)):
                 return list(word)
         out: list[str] = []
         pending_unk = False
@@ -127,12 +135,34 @@ class BPE(Model):
         vocab = self.vocab
         if self.ignore_merges and word in vocab:
             return [vocab[word]]
-        ids = [vocab[s] for s in self._symbols(word)]
+        if not self.prefix and not self.suffix and all(map(vocab.__contains__, word)):
+            # each char a symbol of its own (the case of every byte-level word)
+            cut = self._char_cut
+            if len(word) >= _CUT_MIN and cut is not None and cut.applies(word):
+                return self._merge_parts(cut.split(word))
+            return self._merge(list(map(vocab.__getitem__, word)))
+        return self._merge([vocab[s] for s in self._symbols(word)])
+
+    def _merge(self, ids: list[int]) -> list[int]:
         if len(ids) < 2:
             return ids
         if len(ids) > _HEAP_THRESHOLD:
             return self._merge_heap(ids)
         return self._merge_loop(ids)
+
+    def _merge_parts(self, parts: list[str]) -> list[int]:
+        """The merges of each part (every char a vocab token) on its own, concatenated."""
+        vocab = self.vocab
+        segments = self._segments
+        out: list[int] = []
+        for part in parts:
+            ids = segments.get(part)
+            if ids is None:
+                if len(segments) >= _SEGMENT_ENTRIES:
+                    segments.clear()
+                ids = segments[part] = self._merge(list(map(vocab.__getitem__, part)))
+            out += ids
+        return out
 
     def _merge_loop(self, word: list[int]) -> list[int]:
         """Apply the lowest-ranked merge present, leftmost first, until none applies.

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from itertools import islice
+from itertools import compress, islice
+from operator import add, not_
+from typing import TYPE_CHECKING
 
 import regex
 
 from ..metaspace import AtStart
-from .bpe import BPE
+from ..utils.byte_level import BYTE_TO_CHAR
+
+if TYPE_CHECKING:
+    from .bpe import BPE
 
 
 class BoundarySplitter:
@@ -171,3 +176,119 @@ class BoundarySplitter:
 
 def _char_class(chars) -> str:
     return "".join(re.escape(c) for c in sorted(chars))
+
+
+# GPT-2's chars for the UTF-8 continuation bytes (0x80-0xBF), and for the bytes that lead a
+# char of three or four bytes (0xE0-0xF7; CJK, kana, Hangul, Thai, Devanagari, emoji...).
+_CONTINUATION = "".join(BYTE_TO_CHAR[0x80:0xC0])
+_WIDE = "".join(BYTE_TO_CHAR[0xE0:0xF8])
+_C, _W = re.escape(_CONTINUATION), re.escape(_WIDE)
+# A byte-level word read as UTF-8 chars: a lead symbol and the continuation symbols after it
+# (or, at the start of a word, a run of continuation symbols alone).
+_UNITS = re.compile(f"[{_C}]+|[^{_C}][{_C}]*")
+_HAS_WIDE = re.compile(f"[{_W}]")
+
+
+class CharCut:
+    """Where BPE provably never merges across a char boundary of a byte-level word.
+
+    A byte-level word (GPT-2's byte chars) is read as *units*, one per UTF-8 char of the text:
+    a lead symbol and the continuation symbols after it. When every symbol of the word is a
+    vocab token (and there is no subword prefix or suffix), every symbol BPE ever makes is a
+    vocab token whose string is the part of the word it covers. So if no vocab token can stand
+    in the word across the boundary between units U and V, no merge ever joins the two sides,
+    and each side merges on its own, in the same order of ranks (ties go leftmost on each side
+    as in the whole word).
+
+    A token ``t`` read as units ``t0 t1 ... tm`` can stand across that boundary at each of its
+    inner boundaries ``i``: then ``ti`` is the end of U (U itself, or, when the token starts
+    mid-char, ``t0`` is a run of continuation symbols U ends with) and ``t(i+1)`` is V itself,
+    or, when it is the token's last unit (the token ends mid-char), a start of V. Units further
+    along ``t`` are not compared, which only keeps more boundaries whole.
+
+    Only boundaries between two chars of three or four bytes are ever cut (the scripts whose
+    words are long runs of chars that few tokens join; elsewhere nearly every pair stands in
+    some token). A token standing across such a boundary holds V's lead byte, so only the
+    tokens holding such a byte are read, once, on the first word cut.
+    """
+
+    def __init__(self, vocab: dict[str, int]) -> None:
+        self.vocab = vocab
+        # U + V for each pair a token can stand across: V a whole unit of the token, or
+        # (``_at_end``) the token's last unit, which V starts with
+        self._inside: set[str] | None = None
+        self._at_end: set[str] = set()
+        self._starts_mid: set[str] = set()
+        # U + V -> whether a token may stand across (a boundary that is not cut)
+        self._joined: dict[str, bool] = {}
+
+    @staticmethod
+    def for_model(model: BPE) -> CharCut | None:
+        """A cut for ``model`` when its alphabet is GPT-2's byte chars (otherwise a char is
+        one unit and nearly every pair of chars stands in some token: cutting would not pay)."""
+        if model.prefix or model.suffix:
+            return None
+        if not all(c in model.vocab for c in BYTE_TO_CHAR):
+            return None
+        return CharCut(model.vocab)
+
+    def applies(self, word: str) -> bool:
+        """Whether :meth:`split` may cut ``word`` (whose chars are vocab tokens): one of its
+        chars leads a char of three or four bytes."""
+        return _HAS_WIDE.search(word) is not None
+
+    def _read_vocab(self) -> None:
+        tokens = [t for t in self.vocab if len(t) > 1 and _HAS_WIDE.search(t, 1)]
+        sep = next(c for c in map(chr, range(0x110000)) if not any(c in t for t in tokens))
+        joined = sep + sep.join(tokens) + sep
+        # the unit before the boundary: a whole char of three or four bytes, or a token's
+        # first unit when that is a run of continuation symbols (it starts mid-char)
+        start_mid = f"(?<={sep})[{_C}]++"
+        left = f"(?:{start_mid}|[{_W}][{_C}]*+)"
+        right = f"[{_W}][{_C}]*+"
+        self._inside = set(re.findall(f"(?=({left}{right})[^{sep}])", joined))
+        self._at_end = set(re.findall(f"(?=({left}{right}){sep})", joined))
+        self._starts_mid = set(re.findall(f"{start_mid}(?=[{_W}])", joined))
+
+    def _can_join(self, u: str, v: str) -> bool:
+        """Whether the boundary between units ``u`` and ``v`` stays whole."""
+        if u[0] not in _WIDE or v[0] not in _WIDE:
+            return True
+        if self._inside is None:
+            self._read_vocab()
+        if self._ends_before(u, v):
+            return True
+        # a token that starts mid-char, with a continuation run u ends with
+        starts_mid = self._starts_mid
+        return any(u[i:] in starts_mid and self._ends_before(u[i:], v) for i in range(1, len(u)))
+
+    def _ends_before(self, end: str, v: str) -> bool:
+        """Whether a token's unit ``end`` may be followed by unit ``v`` in the word: by ``v``
+        itself inside the token, or by a start of ``v`` that ends the token."""
+        if end + v in self._inside:  # type: ignore[operator]
+            return True
+        at_end = self._at_end
+        return any(end + v[:j] in at_end for j in range(1, len(v) + 1))
+
+    def split(self, word: str) -> list[str]:
+        """``word`` cut at every boundary no merge can cross (every char of ``word`` must be a
+        vocab token)."""
+        units = _UNITS.findall(word)
+        joined = self._joined
+        flags = list(map(joined.get, map(add, units, units[1:])))
+        if None in flags:
+            if len(joined) > 1 << 17:
+                joined.clear()
+            for i, flag in enumerate(flags):
+                if flag is None:
+                    u, v = units[i], units[i + 1]
+                    flags[i] = joined[u + v] = self._can_join(u, v)
+        if all(flags):
+            return [word]
+        out = []
+        start = 0
+        for cut in compress(range(1, len(units)), map(not_, flags)):
+            out.append("".join(units[start:cut]))
+            start = cut
+        out.append("".join(units[start:]))
+        return out
