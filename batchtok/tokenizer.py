@@ -15,7 +15,7 @@ from itertools import chain
 
 from .added_vocabulary import AddedVocabulary, read_added_tokens
 from .decoders import Decoder, read_decoder
-from .encoding import Encoding
+from .encoding import Encoding, vocab_tokens
 from .errors import EncodeError, TokenizerFileError
 from .models import BPE, Model, read_model
 from .models.bpe_boundary import BoundarySplitter
@@ -133,6 +133,11 @@ class Tokenizer:
             if self._stream is not None:
                 self._stream = boundary.after_stream(self._stream, STREAM_CHARS)
         self._cache = _PieceCache(self._tokenize_piece, cache_entries)
+        # The one id whose token string may not be its vocab string: Unigram reports unknown
+        # text as written, not as the unk piece.
+        self._text_token_id = (
+            None if model.tokens_are_vocab_strings else getattr(model, "unk_id", None)
+        )
         self._truncation: Truncation | None = truncation
         self._padding: Padding | None = padding
         self._configure()
@@ -233,15 +238,46 @@ class Tokenizer:
 
     def _sequence_ids(self, text: str) -> list[int]:
         """Ids of one text before post-processing."""
+        ids: list[int] = []
+        self._extend_ids(text, ids, None)
+        return ids
+
+    def _extend_ids(self, text: str, ids: list[int], exceptions: list | None) -> None:
+        """Append the ids of one text (before post-processing) to ``ids``. With
+        ``exceptions``, append to it (position, token) for each token whose string is not
+        ``model.vocab_r[id]`` (see vocab_tokens)."""
         cache = self._cache
         split = self._split
-        ids: list[int] = []
         for fragment, token_id, at_start in self._fragments(text):
             if token_id is not None:
+                # an added token's string is the text it matched (lstrip/rstrip included)
+                if exceptions is not None and self.model.vocab_r.get(token_id) != fragment:
+                    exceptions.append((len(ids), fragment))
                 ids.append(token_id)
-            else:
-                ids += chain.from_iterable(map(cache.__getitem__, split(fragment, at_start)))
-        return ids
+                continue
+            start = len(ids)
+            ids += chain.from_iterable(map(cache.__getitem__, split(fragment, at_start)))
+            if exceptions is not None and self._text_token_id is not None:
+                try:
+                    ids.index(self._text_token_id, start)
+                except ValueError:
+                    continue
+                self._text_token_strings(fragment, at_start, start, ids, exceptions)
+
+    def _text_token_strings(
+        self, fragment: str, at_start: bool, pos: int, ids: list[int], exceptions: list
+    ) -> None:
+        """The exceptions of a fragment whose ids start at ``pos`` and hold
+        ``_text_token_id``: the model's own token strings, piece by piece."""
+        vocab_r = self.model.vocab_r
+        for piece in self._split(fragment, at_start):
+            n = len(self._cache[piece])
+            if self._text_token_id in ids[pos : pos + n]:
+                word = self._piece_map(piece) if self._piece_map is not None else piece
+                for j, string in enumerate(self.model.token_strings(word)):
+                    if string != vocab_r[ids[pos + j]]:
+                        exceptions.append((pos + j, string))
+            pos += n
 
     def _sequence_ids_into(self, text: str, out: array) -> None:
         """:meth:`_sequence_ids` appended to ``out``; a long fragment is split and encoded a
@@ -264,33 +300,20 @@ class Tokenizer:
             return self._sequence_ids(_text(sequence))
         ids: list[int] = []
         for word in _words(sequence):
-            ids += self._sequence_ids(word)
+            self._extend_ids(word, ids, None)
         return ids
 
     def _sequence_encoding(
         self, sequence: str | Sequence[str], type_id: int, is_pretokenized: bool
     ) -> Encoding:
         """One input sequence encoded (each word on its own when pre-tokenized, as the library
-        does), before truncation and post-processing."""
-        vocab_r = self.model.vocab_r
-        # Unigram reports unknown text as written, not as the unk token's string.
-        strings_of = None if self.model.tokens_are_vocab_strings else self.model.token_strings
-        cache = self._cache
+        does), before truncation and post-processing. Its tokens are built when read."""
         ids: list[int] = []
-        tokens: list[str] = []
+        exceptions: list = []
         for text in _words(sequence) if is_pretokenized else (_text(sequence),):
-            for fragment, token_id, at_start in self._fragments(text):
-                if token_id is not None:
-                    ids.append(token_id)
-                    tokens.append(fragment)
-                    continue
-                for piece in self._split(fragment, at_start):
-                    piece_ids = cache[piece]
-                    ids += piece_ids
-                    if strings_of is None:
-                        tokens += [vocab_r[i] for i in piece_ids]
-                    elif piece_ids:
-                        tokens += strings_of(self._piece_map(piece) if self._piece_map else piece)
+            self._extend_ids(text, ids, exceptions)
+        # the tokens are looked up from a copy nobody mutates
+        tokens = vocab_tokens(ids[:], self.model.vocab_r, exceptions)
         return Encoding.of_sequence(ids, tokens, type_id)
 
     # -- post-processing: truncation, special tokens, padding ----------------------------------
