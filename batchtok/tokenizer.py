@@ -13,6 +13,7 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 
+from . import load_cache
 from .added_vocabulary import AddedVocabulary, read_added_tokens
 from .decoders import Decoder, read_decoder
 from .encoding import Encoding, vocab_tokens
@@ -59,6 +60,14 @@ DEFAULT_CACHE_ENTRIES = 500_000
 # split whole, which is twice as fast (one findall, no match objects).
 STREAM_CHARS = 1 << 22
 CACHE_ENTRY_BYTES = 450
+# What a load-cache entry must encode and decode as the file does (with the vocab and the
+# added tokens): every script, spaces, digits, code.
+PROBE_TEXT = (
+    "Hello world! It's 2024-01-01, naïve café. 日本語のテキスト 한국어 русский العربية "
+    "हिन्दी ไทย 🙂👍🏽\n\t  def f(x):\n    return x**2  # 123456789 ▁▁a"
+)
+# Tokenizer attributes a pickle leaves out: closures, and the piece cache (see __getstate__).
+_BUILT_ON_UNPICKLING = ("_piece_map", "_split", "_stream", "_cache")
 
 
 class _PieceCache(dict):
@@ -118,21 +127,14 @@ class Tokenizer:
         self.encode_special_tokens = False
         # JSON paths of the fields the file holds that tokenizers ignores (set by from_dict)
         self.ignored_fields: tuple[str, ...] = ()
-        splitter, self._piece_map = split_and_map(pre_tokenizer)
-        self._split = compile_splitter(splitter)
-        self._stream = compile_streaming_splitter(splitter)
         # Byte-level files are split fine by their regex; the others may send a whole text
         # to BPE as one word.
-        boundary = (
+        self._boundary = (
             BoundarySplitter.for_model(model)
-            if isinstance(model, BPE) and self._piece_map is None
+            if isinstance(model, BPE) and split_and_map(pre_tokenizer)[1] is None
             else None
         )
-        if boundary is not None and boundary.active:
-            self._split = boundary.after(self._split)
-            if self._stream is not None:
-                self._stream = boundary.after_stream(self._stream, STREAM_CHARS)
-        self._cache = _PieceCache(self._tokenize_piece, cache_entries)
+        self._build_splitters(cache_entries)
         # The one id whose token string may not be its vocab string: Unigram reports unknown
         # text as written, not as the unk piece.
         self._text_token_id = (
@@ -149,6 +151,26 @@ class Tokenizer:
         }
         self._affixes = {add: _affixes(self._layouts[False, add]) for add in (True, False)}
 
+    def _build_splitters(self, cache_entries: int) -> None:
+        """The pre-tokenizer's split functions (closures) and an empty piece cache."""
+        splitter, self._piece_map = split_and_map(self.pre_tokenizer)
+        self._split = compile_splitter(splitter)
+        self._stream = compile_streaming_splitter(splitter)
+        boundary = self._boundary
+        if boundary is not None and boundary.active:
+            self._split = boundary.after(self._split)
+            if self._stream is not None:
+                self._stream = boundary.after_stream(self._stream, STREAM_CHARS)
+        self._cache = _PieceCache(self._tokenize_piece, cache_entries)
+
+    def __reduce__(self) -> tuple:
+        """Pickled as everything loaded from the file and the settings (module-level values
+        by reference, see load_cache.dumps); the split functions are built again and the
+        piece cache starts empty, with its bound."""
+        state = {k: v for k, v in self.__dict__.items() if k not in _BUILT_ON_UNPICKLING}
+        state["_cache_entries"] = self._cache.limit
+        return _unpickled, (load_cache.dumps(state),)
+
     # -- loading ------------------------------------------------------------------------------
 
     @classmethod
@@ -158,14 +180,22 @@ class Tokenizer:
 
     @classmethod
     def from_buffer(cls, buffer: bytes) -> Tokenizer:
-        """A tokenizer from the bytes of a tokenizer.json (``tokenizers`` has the same call)."""
+        """A tokenizer from the bytes of a tokenizer.json (``tokenizers`` has the same call).
+        Large files are loaded from the load cache when it holds them (see load_cache)."""
+        data = bytes(buffer)
+        cached = load_cache.fetch(data)
+        if isinstance(cached, Tokenizer):
+            cached._log_ignored()
+            return cached
         try:
-            text = bytes(buffer).decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise TokenizerFileError(
-                "$", bytes(buffer)[exc.start : exc.start + 8], "file is not UTF-8"
+                "$", data[exc.start : exc.start + 8], "file is not UTF-8"
             ) from exc
-        return cls.from_str(text)
+        tok = cls.from_str(text)
+        load_cache.store(data, tok, tok._behaves_as)
+        return tok
 
     @classmethod
     def from_str(cls, json_text: str) -> Tokenizer:
@@ -176,13 +206,36 @@ class Tokenizer:
         with collect_ignored() as ignored:
             tok = cls._from_dict(data)
         tok.ignored_fields = tuple(ignored)
+        tok._log_ignored()
+        return tok
+
+    def _log_ignored(self) -> None:
+        ignored = self.ignored_fields
         if ignored:
             log.info(
                 "tokenizer.json: %d field(s) ignored, as tokenizers ignores them: %s",
                 len(ignored),
                 ", ".join(ignored[:8]) + (", ..." if len(ignored) > 8 else ""),
             )
-        return tok
+
+    def _behaves_as(self, other: Tokenizer) -> bool:
+        """Whether ``other`` encodes and decodes a probe text (every script, the added tokens,
+        a sample of the vocab) as this tokenizer does: the load cache's check of a copy."""
+        vocab = list(self.model.vocab)
+        probe = [
+            PROBE_TEXT,
+            " ".join(vocab[:: max(1, len(vocab) // 2000)]),
+            " ".join(self.added_vocabulary.content_to_id),
+        ]
+
+        def outcome(tok: Tokenizer) -> object:
+            try:
+                ids = [tok.encode_ids(text) for text in probe]
+                return ids, [tok.decode(x, False) for x in ids], tok.describe()
+            except Exception as exc:  # the same error on both sides is the same behaviour
+                return repr(exc)
+
+        return outcome(self) == outcome(other)
 
     @classmethod
     def _from_dict(cls, data: dict) -> Tokenizer:
@@ -614,6 +667,15 @@ class Tokenizer:
             lines.append("ignored fields (tokenizers ignores them too):")
             lines += [f"  {path}" for path in self.ignored_fields]
         return "\n".join(lines)
+
+
+def _unpickled(payload: bytes) -> Tokenizer:
+    state = load_cache.loads(payload)
+    tok = Tokenizer.__new__(Tokenizer)
+    cache_entries = state.pop("_cache_entries")
+    tok.__dict__.update(state)
+    tok._build_splitters(cache_entries)
+    return tok
 
 
 def _affixes(layout: list[int] | EncodeError) -> tuple[list[int] | None, list[int] | None]:
