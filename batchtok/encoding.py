@@ -122,7 +122,8 @@ class _Column:
         return value
 
     def __set__(self, obj: Encoding, value: list) -> None:
-        self.slot.__set__(obj, value)
+        # a tuple would read as parts
+        self.slot.__set__(obj, list(value) if type(value) is tuple else value)
 
 
 COLUMNS = ("tokens", "type_ids", "special_tokens_mask", "attention_mask")

@@ -113,8 +113,9 @@ def store(data: bytes, tok: Any, same: Callable[[Any], bool]) -> None:
         return
     key = key_of(data)
     try:
-        payload = dumps(tok)
-        if not same(loads(payload)):
+        # the tokenizer pickles its own state with dumps (see Tokenizer.__reduce__)
+        payload = pickle.dumps(tok, protocol=PROTOCOL)
+        if not same(pickle.loads(payload)):
             log.warning(
                 "load cache: an unpickled tokenizer differs from the loaded one; not cached"
             )
@@ -153,7 +154,7 @@ def _decode(blob: bytes, key: str) -> Any:
         raise ValueError("for another file")
     if header["bytes"] != len(payload) or header["sha256"] != hashlib.sha256(payload).hexdigest():
         raise ValueError("damaged (length or sha256 differ)")
-    return loads(payload)
+    return pickle.loads(payload)
 
 
 def _prune(directory: Path) -> None:

@@ -66,7 +66,7 @@ PROBE_TEXT = (
     "Hello world! It's 2024-01-01, naïve café. 日本語のテキスト 한국어 русский العربية "
     "हिन्दी ไทย 🙂👍🏽\n\t  def f(x):\n    return x**2  # 123456789 ▁▁a"
 )
-# Tokenizer attributes a pickle leaves out: closures, and the piece cache (see __getstate__).
+# Tokenizer attributes a pickle leaves out: closures, and the piece cache (see __reduce__).
 _BUILT_ON_UNPICKLING = ("_piece_map", "_split", "_stream", "_cache")
 
 
