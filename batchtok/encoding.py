@@ -57,19 +57,23 @@ def _cut(column: Column, start: int, stop: int) -> Column:
     out = []
     pos = 0
     for part in column:
-        n = part[0]
-        end = pos + n
-        lo, hi = max(start, pos), min(stop, end)
-        if lo < hi:
+        end = pos + part[0]
+        if end > start:
+            lo = start if start > pos else pos
+            hi = stop if stop < end else end
             if lo == pos and hi == end:
                 out.append(part)
-            else:
+            elif lo < hi:
                 _, kind, a, b = part
                 out.append((hi - lo, kind, a, b if kind == _FILL else b + lo - pos))
-        pos = end
-        if pos >= stop:
+        if end >= stop:
             break
+        pos = end
     return tuple(out)
+
+
+def _copy(column: Column) -> Column:
+    return column if type(column) is tuple else column[:]
 
 
 def _cat(first: Column, second: Column) -> Column:
@@ -230,7 +234,10 @@ class Encoding:
         """A deep copy (lists and overflowing encodings are not shared)."""
         return Encoding(
             self.ids[:],
-            *(_cut(getattr(self, "_" + name), 0, len(self.ids)) for name in COLUMNS),
+            _copy(self._tokens),
+            _copy(self._type_ids),
+            _copy(self._special_tokens_mask),
+            _copy(self._attention_mask),
             [o.copy() for o in self.overflowing],
             dict(self._ranges),
         )
@@ -256,6 +263,9 @@ class Encoding:
 
     @classmethod
     def merge(cls, encodings: list[Encoding]) -> Encoding:
+        """The encodings one after the other (they are consumed)."""
+        if len(encodings) == 1:
+            return encodings[0]  # what merging it into an empty one gives, without the copies
         merged = cls([], (), (), (), ())
         for e in encodings:
             merged.merge_with(e)
@@ -294,7 +304,10 @@ class Encoding:
     def _slice(self, start: int, stop: int) -> Encoding:
         return Encoding(
             self.ids[start:stop],
-            *(_cut(getattr(self, "_" + name), start, stop) for name in COLUMNS),
+            _cut(self._tokens, start, stop),
+            _cut(self._type_ids, start, stop),
+            _cut(self._special_tokens_mask, start, stop),
+            _cut(self._attention_mask, start, stop),
         )
 
     def truncate(self, max_len: int, stride: int, direction: str) -> None:

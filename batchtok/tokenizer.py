@@ -60,14 +60,16 @@ DEFAULT_CACHE_ENTRIES = 500_000
 # split whole, which is twice as fast (one findall, no match objects).
 STREAM_CHARS = 1 << 22
 CACHE_ENTRY_BYTES = 450
+# Pieces whose token strings are kept when they hold Unigram's unknown text (cleared when full).
+TEXT_TOKEN_ENTRIES = 100_000
 # What a load-cache entry must encode and decode as the file does (with the vocab and the
 # added tokens): every script, spaces, digits, code.
 PROBE_TEXT = (
     "Hello world! It's 2024-01-01, naïve café. 日本語のテキスト 한국어 русский العربية "
     "हिन्दी ไทย 🙂👍🏽\n\t  def f(x):\n    return x**2  # 123456789 ▁▁a"
 )
-# Tokenizer attributes a pickle leaves out: closures, and the piece cache (see __reduce__).
-_BUILT_ON_UNPICKLING = ("_piece_map", "_split", "_stream", "_cache")
+# Tokenizer attributes a pickle leaves out: closures and caches (see __reduce__).
+_BUILT_ON_UNPICKLING = ("_piece_map", "_split", "_stream", "_cache", "_text_tokens")
 
 
 class _PieceCache(dict):
@@ -152,7 +154,7 @@ class Tokenizer:
         self._affixes = {add: _affixes(self._layouts[False, add]) for add in (True, False)}
 
     def _build_splitters(self, cache_entries: int) -> None:
-        """The pre-tokenizer's split functions (closures) and an empty piece cache."""
+        """The pre-tokenizer's split functions (closures) and empty caches."""
         splitter, self._piece_map = split_and_map(self.pre_tokenizer)
         self._split = compile_splitter(splitter)
         self._stream = compile_streaming_splitter(splitter)
@@ -162,6 +164,8 @@ class Tokenizer:
             if self._stream is not None:
                 self._stream = boundary.after_stream(self._stream, STREAM_CHARS)
         self._cache = _PieceCache(self._tokenize_piece, cache_entries)
+        # piece -> its (position, token string) exceptions, for pieces holding _text_token_id
+        self._text_tokens: dict[str, tuple[tuple[int, str], ...]] = {}
 
     def __reduce__(self) -> tuple:
         """Pickled as everything loaded from the file and the settings (module-level values
@@ -308,29 +312,44 @@ class Tokenizer:
                     exceptions.append((len(ids), fragment))
                 ids.append(token_id)
                 continue
+            if exceptions is None or self._text_token_id is None:
+                ids += chain.from_iterable(map(cache.__getitem__, split(fragment, at_start)))
+                continue
+            pieces = list(split(fragment, at_start))
+            piece_ids = list(map(cache.__getitem__, pieces))
             start = len(ids)
-            ids += chain.from_iterable(map(cache.__getitem__, split(fragment, at_start)))
-            if exceptions is not None and self._text_token_id is not None:
-                try:
-                    ids.index(self._text_token_id, start)
-                except ValueError:
-                    continue
-                self._text_token_strings(fragment, at_start, start, ids, exceptions)
+            ids += chain.from_iterable(piece_ids)
+            try:
+                ids.index(self._text_token_id, start)
+            except ValueError:
+                continue
+            self._text_token_strings(pieces, piece_ids, start, exceptions)
 
     def _text_token_strings(
-        self, fragment: str, at_start: bool, pos: int, ids: list[int], exceptions: list
+        self, pieces: list[str], piece_ids: list[tuple[int, ...]], pos: int, exceptions: list
     ) -> None:
-        """The exceptions of a fragment whose ids start at ``pos`` and hold
-        ``_text_token_id``: the model's own token strings, piece by piece."""
+        """The exceptions of pieces whose ids start at ``pos``, some holding
+        ``_text_token_id``: the model's own token strings where they are not the vocab's."""
+        text_token_id = self._text_token_id
+        strings = self._text_tokens
+        for piece, ids in zip(pieces, piece_ids):
+            if text_token_id in ids:
+                found = strings.get(piece)
+                if found is None:
+                    if len(strings) >= TEXT_TOKEN_ENTRIES:
+                        strings.clear()
+                    found = strings[piece] = self._piece_text_tokens(piece, ids)
+                exceptions += [(pos + j, string) for j, string in found]
+            pos += len(ids)
+
+    def _piece_text_tokens(self, piece: str, ids: tuple[int, ...]) -> tuple[tuple[int, str], ...]:
+        word = self._piece_map(piece) if self._piece_map is not None else piece
         vocab_r = self.model.vocab_r
-        for piece in self._split(fragment, at_start):
-            n = len(self._cache[piece])
-            if self._text_token_id in ids[pos : pos + n]:
-                word = self._piece_map(piece) if self._piece_map is not None else piece
-                for j, string in enumerate(self.model.token_strings(word)):
-                    if string != vocab_r[ids[pos + j]]:
-                        exceptions.append((pos + j, string))
-            pos += n
+        return tuple(
+            (j, string)
+            for j, string in enumerate(self.model.token_strings(word))
+            if string != vocab_r[ids[j]]
+        )
 
     def _sequence_ids_into(self, text: str, out: array) -> None:
         """:meth:`_sequence_ids` appended to ``out``; a long fragment is split and encoded a
