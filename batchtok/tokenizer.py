@@ -13,9 +13,10 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 
+from . import load_cache
 from .added_vocabulary import AddedVocabulary, read_added_tokens
 from .decoders import Decoder, read_decoder
-from .encoding import Encoding
+from .encoding import Encoding, vocab_tokens
 from .errors import EncodeError, TokenizerFileError
 from .models import BPE, Model, read_model
 from .models.bpe_boundary import BoundarySplitter
@@ -59,6 +60,16 @@ DEFAULT_CACHE_ENTRIES = 500_000
 # split whole, which is twice as fast (one findall, no match objects).
 STREAM_CHARS = 1 << 22
 CACHE_ENTRY_BYTES = 450
+# Pieces whose token strings are kept when they hold Unigram's unknown text (cleared when full).
+TEXT_TOKEN_ENTRIES = 100_000
+# What a load-cache entry must encode and decode as the file does (with the vocab and the
+# added tokens): every script, spaces, digits, code.
+PROBE_TEXT = (
+    "Hello world! It's 2024-01-01, naïve café. 日本語のテキスト 한국어 русский العربية "
+    "हिन्दी ไทย 🙂👍🏽\n\t  def f(x):\n    return x**2  # 123456789 ▁▁a"
+)
+# Tokenizer attributes a pickle leaves out: closures and caches (see __reduce__).
+_BUILT_ON_UNPICKLING = ("_piece_map", "_split", "_stream", "_cache", "_text_tokens")
 
 
 class _PieceCache(dict):
@@ -118,21 +129,19 @@ class Tokenizer:
         self.encode_special_tokens = False
         # JSON paths of the fields the file holds that tokenizers ignores (set by from_dict)
         self.ignored_fields: tuple[str, ...] = ()
-        splitter, self._piece_map = split_and_map(pre_tokenizer)
-        self._split = compile_splitter(splitter)
-        self._stream = compile_streaming_splitter(splitter)
         # Byte-level files are split fine by their regex; the others may send a whole text
         # to BPE as one word.
-        boundary = (
+        self._boundary = (
             BoundarySplitter.for_model(model)
-            if isinstance(model, BPE) and self._piece_map is None
+            if isinstance(model, BPE) and split_and_map(pre_tokenizer)[1] is None
             else None
         )
-        if boundary is not None and boundary.active:
-            self._split = boundary.after(self._split)
-            if self._stream is not None:
-                self._stream = boundary.after_stream(self._stream, STREAM_CHARS)
-        self._cache = _PieceCache(self._tokenize_piece, cache_entries)
+        self._build_splitters(cache_entries)
+        # The one id whose token string may not be its vocab string: Unigram reports unknown
+        # text as written, not as the unk piece.
+        self._text_token_id = (
+            None if model.tokens_are_vocab_strings else getattr(model, "unk_id", None)
+        )
         self._truncation: Truncation | None = truncation
         self._padding: Padding | None = padding
         self._configure()
@@ -144,6 +153,28 @@ class Tokenizer:
         }
         self._affixes = {add: _affixes(self._layouts[False, add]) for add in (True, False)}
 
+    def _build_splitters(self, cache_entries: int) -> None:
+        """The pre-tokenizer's split functions (closures) and empty caches."""
+        splitter, self._piece_map = split_and_map(self.pre_tokenizer)
+        self._split = compile_splitter(splitter)
+        self._stream = compile_streaming_splitter(splitter)
+        boundary = self._boundary
+        if boundary is not None and boundary.active:
+            self._split = boundary.after(self._split)
+            if self._stream is not None:
+                self._stream = boundary.after_stream(self._stream, STREAM_CHARS)
+        self._cache = _PieceCache(self._tokenize_piece, cache_entries)
+        # piece -> its (position, token string) exceptions, for pieces holding _text_token_id
+        self._text_tokens: dict[str, tuple[tuple[int, str], ...]] = {}
+
+    def __reduce__(self) -> tuple:
+        """Pickled as everything loaded from the file and the settings (module-level values
+        by reference, see load_cache.dumps); the split functions are built again and the
+        piece cache starts empty, with its bound."""
+        state = {k: v for k, v in self.__dict__.items() if k not in _BUILT_ON_UNPICKLING}
+        state["_cache_entries"] = self._cache.limit
+        return _unpickled, (load_cache.dumps(state),)
+
     # -- loading ------------------------------------------------------------------------------
 
     @classmethod
@@ -153,14 +184,22 @@ class Tokenizer:
 
     @classmethod
     def from_buffer(cls, buffer: bytes) -> Tokenizer:
-        """A tokenizer from the bytes of a tokenizer.json (``tokenizers`` has the same call)."""
+        """A tokenizer from the bytes of a tokenizer.json (``tokenizers`` has the same call).
+        Large files are loaded from the load cache when it holds them (see load_cache)."""
+        data = bytes(buffer)
+        cached = load_cache.fetch(data)
+        if isinstance(cached, Tokenizer):
+            cached._log_ignored()
+            return cached
         try:
-            text = bytes(buffer).decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise TokenizerFileError(
-                "$", bytes(buffer)[exc.start : exc.start + 8], "file is not UTF-8"
+                "$", data[exc.start : exc.start + 8], "file is not UTF-8"
             ) from exc
-        return cls.from_str(text)
+        tok = cls.from_str(text)
+        load_cache.store(data, tok, tok._behaves_as)
+        return tok
 
     @classmethod
     def from_str(cls, json_text: str) -> Tokenizer:
@@ -171,13 +210,36 @@ class Tokenizer:
         with collect_ignored() as ignored:
             tok = cls._from_dict(data)
         tok.ignored_fields = tuple(ignored)
+        tok._log_ignored()
+        return tok
+
+    def _log_ignored(self) -> None:
+        ignored = self.ignored_fields
         if ignored:
             log.info(
                 "tokenizer.json: %d field(s) ignored, as tokenizers ignores them: %s",
                 len(ignored),
                 ", ".join(ignored[:8]) + (", ..." if len(ignored) > 8 else ""),
             )
-        return tok
+
+    def _behaves_as(self, other: Tokenizer) -> bool:
+        """Whether ``other`` encodes and decodes a probe text (every script, the added tokens,
+        a sample of the vocab) as this tokenizer does: the load cache's check of a copy."""
+        vocab = list(self.model.vocab)
+        probe = [
+            PROBE_TEXT,
+            " ".join(vocab[:: max(1, len(vocab) // 2000)]),
+            " ".join(self.added_vocabulary.content_to_id),
+        ]
+
+        def outcome(tok: Tokenizer) -> object:
+            try:
+                ids = [tok.encode_ids(text) for text in probe]
+                return ids, [tok.decode(x, False) for x in ids], tok.describe()
+            except Exception as exc:  # the same error on both sides is the same behaviour
+                return repr(exc)
+
+        return outcome(self) == outcome(other)
 
     @classmethod
     def _from_dict(cls, data: dict) -> Tokenizer:
@@ -233,15 +295,61 @@ class Tokenizer:
 
     def _sequence_ids(self, text: str) -> list[int]:
         """Ids of one text before post-processing."""
+        ids: list[int] = []
+        self._extend_ids(text, ids, None)
+        return ids
+
+    def _extend_ids(self, text: str, ids: list[int], exceptions: list | None) -> None:
+        """Append the ids of one text (before post-processing) to ``ids``. With
+        ``exceptions``, append to it (position, token) for each token whose string is not
+        ``model.vocab_r[id]`` (see vocab_tokens)."""
         cache = self._cache
         split = self._split
-        ids: list[int] = []
         for fragment, token_id, at_start in self._fragments(text):
             if token_id is not None:
+                # an added token's string is the text it matched (lstrip/rstrip included)
+                if exceptions is not None and self.model.vocab_r.get(token_id) != fragment:
+                    exceptions.append((len(ids), fragment))
                 ids.append(token_id)
-            else:
+                continue
+            if exceptions is None or self._text_token_id is None:
                 ids += chain.from_iterable(map(cache.__getitem__, split(fragment, at_start)))
-        return ids
+                continue
+            pieces = list(split(fragment, at_start))
+            piece_ids = list(map(cache.__getitem__, pieces))
+            start = len(ids)
+            ids += chain.from_iterable(piece_ids)
+            try:
+                ids.index(self._text_token_id, start)
+            except ValueError:
+                continue
+            self._text_token_strings(pieces, piece_ids, start, exceptions)
+
+    def _text_token_strings(
+        self, pieces: list[str], piece_ids: list[tuple[int, ...]], pos: int, exceptions: list
+    ) -> None:
+        """The exceptions of pieces whose ids start at ``pos``, some holding
+        ``_text_token_id``: the model's own token strings where they are not the vocab's."""
+        text_token_id = self._text_token_id
+        strings = self._text_tokens
+        for piece, ids in zip(pieces, piece_ids):
+            if text_token_id in ids:
+                found = strings.get(piece)
+                if found is None:
+                    if len(strings) >= TEXT_TOKEN_ENTRIES:
+                        strings.clear()
+                    found = strings[piece] = self._piece_text_tokens(piece, ids)
+                exceptions += [(pos + j, string) for j, string in found]
+            pos += len(ids)
+
+    def _piece_text_tokens(self, piece: str, ids: tuple[int, ...]) -> tuple[tuple[int, str], ...]:
+        word = self._piece_map(piece) if self._piece_map is not None else piece
+        vocab_r = self.model.vocab_r
+        return tuple(
+            (j, string)
+            for j, string in enumerate(self.model.token_strings(word))
+            if string != vocab_r[ids[j]]
+        )
 
     def _sequence_ids_into(self, text: str, out: array) -> None:
         """:meth:`_sequence_ids` appended to ``out``; a long fragment is split and encoded a
@@ -264,33 +372,20 @@ class Tokenizer:
             return self._sequence_ids(_text(sequence))
         ids: list[int] = []
         for word in _words(sequence):
-            ids += self._sequence_ids(word)
+            self._extend_ids(word, ids, None)
         return ids
 
     def _sequence_encoding(
         self, sequence: str | Sequence[str], type_id: int, is_pretokenized: bool
     ) -> Encoding:
         """One input sequence encoded (each word on its own when pre-tokenized, as the library
-        does), before truncation and post-processing."""
-        vocab_r = self.model.vocab_r
-        # Unigram reports unknown text as written, not as the unk token's string.
-        strings_of = None if self.model.tokens_are_vocab_strings else self.model.token_strings
-        cache = self._cache
+        does), before truncation and post-processing. Its tokens are built when read."""
         ids: list[int] = []
-        tokens: list[str] = []
+        exceptions: list = []
         for text in _words(sequence) if is_pretokenized else (_text(sequence),):
-            for fragment, token_id, at_start in self._fragments(text):
-                if token_id is not None:
-                    ids.append(token_id)
-                    tokens.append(fragment)
-                    continue
-                for piece in self._split(fragment, at_start):
-                    piece_ids = cache[piece]
-                    ids += piece_ids
-                    if strings_of is None:
-                        tokens += [vocab_r[i] for i in piece_ids]
-                    elif piece_ids:
-                        tokens += strings_of(self._piece_map(piece) if self._piece_map else piece)
+            self._extend_ids(text, ids, exceptions)
+        # the tokens are looked up from a copy nobody mutates
+        tokens = vocab_tokens(ids[:], self.model.vocab_r, exceptions)
         return Encoding.of_sequence(ids, tokens, type_id)
 
     # -- post-processing: truncation, special tokens, padding ----------------------------------
@@ -591,6 +686,15 @@ class Tokenizer:
             lines.append("ignored fields (tokenizers ignores them too):")
             lines += [f"  {path}" for path in self.ignored_fields]
         return "\n".join(lines)
+
+
+def _unpickled(payload: bytes) -> Tokenizer:
+    state = load_cache.loads(payload)
+    tok = Tokenizer.__new__(Tokenizer)
+    cache_entries = state.pop("_cache_entries")
+    tok.__dict__.update(state)
+    tok._build_splitters(cache_entries)
+    return tok
 
 
 def _affixes(layout: list[int] | EncodeError) -> tuple[list[int] | None, list[int] | None]:

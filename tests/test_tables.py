@@ -4,6 +4,7 @@ what the installed oracle says, and the pattern translator uses them."""
 from __future__ import annotations
 
 import pytest
+import regex
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import Split
 
@@ -11,6 +12,7 @@ from batchtok._tables import bert as _bert_tables
 from batchtok._tables import onig as _onig_tables
 from batchtok._tables import pre_tokenizer as _pre_tokenizer_tables
 from batchtok._tables import unicode as _unicode_tables
+from batchtok.utils import onig
 from batchtok.utils.onig import OnigPattern, PatternError
 from tests.support import tier
 from tools import gen_bert_tables, gen_pre_tokenizer_tables
@@ -105,3 +107,17 @@ def test_whitespace_pattern_keeps_digit_like_signs_with_punctuation():
 def test_constructs_that_are_refused(pattern):
     with pytest.raises(PatternError):
         OnigPattern(pattern)
+
+
+def test_suspect_chars_are_where_regex_and_the_table_disagree():
+    """The chars a pattern checks with its exact class: those the ``regex`` module's native
+    class and the oracle's table disagree on, found from ranges, as from whole sets."""
+    for name in sorted(_onig_tables.RANGES):
+        native = onig._ClassRef(name, False).native()
+        try:
+            in_regex = {ord(c) for c in regex.findall(native, EVERY_CHAR)}
+        except regex.error:
+            continue  # rendered as explicit ranges, never natively
+        table = onig._table(name)
+        in_table = {c for a, b in table for c in range(a, b + 1)}
+        assert onig._differing(onig._native_ranges(native), table) == in_regex ^ in_table, name

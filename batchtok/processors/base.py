@@ -36,7 +36,7 @@ class PostProcessor:
             e.set_sequence_id(i)
             for o in e.overflowing:
                 o.set_sequence_id(i)
-            e.type_ids = [i] * len(e.ids)
+            e.set_type_ids(i)
         return Encoding.merge(self.process_encodings(encodings, add_special_tokens))
 
     def describe(self) -> str:

@@ -32,20 +32,8 @@ class BertProcessing(PostProcessor):
         (sep_token, sep_id), (cls_token, cls_id) = self.sep, self.cls
         n = len(e.ids)
         if i == 0:
-            return Encoding(
-                [cls_id, *e.ids, sep_id],
-                [cls_token, *e.tokens, sep_token],
-                [0, *e.type_ids, 0],
-                [1, *([0] * n), 1],
-                ranges={0: (1, n + 1)},
-            )
-        return Encoding(
-            [*e.ids, sep_id],
-            [*e.tokens, sep_token],
-            [*e.type_ids, 1],
-            [*([0] * n), 1],
-            ranges={1: (0, n)},
-        )
+            return e.wrap((cls_id, cls_token, 0), (sep_id, sep_token, 0), {0: (1, n + 1)})
+        return e.wrap(None, (sep_id, sep_token, 1), {1: (0, n)})
 
     def describe(self) -> str:
         return f"BertProcessing(cls={self.cls}, sep={self.sep})"

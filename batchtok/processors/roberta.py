@@ -18,20 +18,13 @@ class RobertaProcessing(BertProcessing):
     ) -> list[Encoding]:
         # trim_offsets only moves offsets, which are not tracked
         for e in encodings:
-            e.type_ids = [0] * len(e.ids)
+            e.set_type_ids(0)
         return super().process_encodings(encodings, add_special_tokens)
 
     def _wrap(self, e: Encoding, i: int) -> Encoding:
         (sep_token, sep_id), (cls_token, cls_id) = self.sep, self.cls
-        n = len(e.ids)
-        first_id, first_token = (cls_id, cls_token) if i == 0 else (sep_id, sep_token)
-        return Encoding(
-            [first_id, *e.ids, sep_id],
-            [first_token, *e.tokens, sep_token],
-            [0] * (n + 2),
-            [1, *([0] * n), 1],
-            ranges={min(i, 1): (1, n + 1)},
-        )
+        first = (cls_id, cls_token, 0) if i == 0 else (sep_id, sep_token, 0)
+        return e.wrap(first, (sep_id, sep_token, 0), {min(i, 1): (1, len(e.ids) + 1)}, 0)
 
     def describe(self) -> str:
         return f"RobertaProcessing(cls={self.cls}, sep={self.sep})"

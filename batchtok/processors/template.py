@@ -37,7 +37,7 @@ class TemplateProcessing(PostProcessor):
                 i = 0 if name == "A" else 1
                 e = encodings[i]
                 # only the top-level type ids change, not the overflowing windows'
-                e.type_ids = [type_id] * len(e.ids)
+                e.set_type_ids(type_id)
                 e.set_sequence_id(i)
                 out.append(e.copy())
             elif add_special_tokens:

@@ -1,0 +1,198 @@
+"""A cache of loaded tokenizers on disk, so a tokenizer.json is parsed and its tables built once.
+
+Parsing a large tokenizer.json and building its merge table takes longer in Python than
+``tokenizers`` takes to load it (Gemma 3: 33 MB of JSON, 514k merges). ``Tokenizer.from_file``
+and ``from_buffer`` therefore keep the loaded tokenizer, pickled, under
+``$XDG_CACHE_HOME/batchtok/loaded/`` (``~/.cache/batchtok/loaded/``), one entry per file content:
+
+* the key is the sha256 of the file's bytes; an entry also records a digest of the batchtok
+  source, the Python and ``regex`` versions, so any change of code rebuilds it;
+* an entry is written to a temporary file, fsynced and renamed: a reader never sees half of
+  one; it is read only after its header, length and sha256 check out, and an entry that fails
+  any check (or does not unpickle, or is not a Tokenizer) is ignored and written again;
+* before an entry is written, the unpickled copy must encode and decode a probe text exactly
+  as the freshly built tokenizer does;
+* files under ``MIN_BYTES`` load fast enough and are not cached; ``KEEP`` entries are kept,
+  the least recently used go first;
+* ``BATCHTOK_LOAD_CACHE=0`` turns it off; ``BATCHTOK_LOAD_CACHE=/some/dir`` moves it.
+
+Results never depend on the cache: a cached tokenizer is the one the file builds.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import io
+import json
+import logging
+import os
+import pickle
+import sys
+import tempfile
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import regex
+
+log = logging.getLogger("batchtok")
+
+ENV = "BATCHTOK_LOAD_CACHE"
+MAGIC = b"batchtok loaded tokenizer v1\n"
+MIN_BYTES = 256 * 1024
+KEEP = 16
+PROTOCOL = 5
+_OFF = ("0", "off", "false", "no")
+# Module-level values kept by reference: a component may compare them by identity.
+_PLAIN = (int, float, str, bytes, bool, type(None), types.ModuleType, type)
+
+
+def cache_dir() -> Path | None:
+    """Where entries go, or None when the cache is off."""
+    setting = os.environ.get(ENV, "")
+    if setting.lower() in _OFF:
+        return None
+    if setting and setting.lower() not in ("1", "on", "true", "yes"):
+        return Path(setting)
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        home = os.path.expanduser("~")
+        if home == "~":
+            return None  # no home directory: nowhere the user expects files
+        base = os.path.join(home, ".cache")
+    return Path(base) / "batchtok" / "loaded"
+
+
+@functools.cache
+def code_version() -> str:
+    """A digest of everything a pickled tokenizer depends on: batchtok's source files, the
+    Python and ``regex`` versions."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256(f"{sys.version}|regex {regex.__version__}".encode())
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def key_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def fetch(data: bytes) -> Any | None:
+    """The tokenizer cached for the file bytes ``data``, or None."""
+    directory = cache_dir()
+    if directory is None or len(data) < MIN_BYTES:
+        return None
+    key = key_of(data)
+    path = directory / f"{key}.pickle"
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        obj = _decode(blob, key)
+    except Exception as exc:  # a damaged entry of any kind is rebuilt, never trusted
+        log.info("load cache: ignoring %s (%s)", path, exc)
+        return None
+    try:
+        os.utime(path)  # most recently used
+    except OSError:
+        pass
+    return obj
+
+
+def store(data: bytes, tok: Any, same: Callable[[Any], bool]) -> None:
+    """Keep ``tok`` for the file bytes ``data``; ``same(copy)`` must confirm that the
+    unpickled copy behaves as ``tok``. Failures are logged, never raised."""
+    directory = cache_dir()
+    if directory is None or len(data) < MIN_BYTES:
+        return
+    key = key_of(data)
+    try:
+        # the tokenizer pickles its own state with dumps (see Tokenizer.__reduce__)
+        payload = pickle.dumps(tok, protocol=PROTOCOL)
+        if not same(pickle.loads(payload)):
+            log.warning(
+                "load cache: an unpickled tokenizer differs from the loaded one; not cached"
+            )
+            return
+        header = {
+            "code": code_version(),
+            "file": key,
+            "bytes": len(payload),
+            "sha256": hashlib.sha256(payload).hexdigest(),
+        }
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{key}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(MAGIC + json.dumps(header).encode() + b"\n" + payload)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, directory / f"{key}.pickle")
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        _prune(directory)
+    except Exception as exc:
+        log.info("load cache: not cached (%s: %s)", type(exc).__name__, exc)
+
+
+def _decode(blob: bytes, key: str) -> Any:
+    if not blob.startswith(MAGIC):
+        raise ValueError("not an entry of this format")
+    end = blob.index(b"\n", len(MAGIC))
+    header = json.loads(blob[len(MAGIC) : end])
+    payload = blob[end + 1 :]
+    if header["code"] != code_version():
+        raise ValueError("written by another batchtok version")
+    if header["file"] != key:
+        raise ValueError("for another file")
+    if header["bytes"] != len(payload) or header["sha256"] != hashlib.sha256(payload).hexdigest():
+        raise ValueError("damaged (length or sha256 differ)")
+    return pickle.loads(payload)
+
+
+def _prune(directory: Path) -> None:
+    entries = sorted(directory.glob("*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in entries[KEEP:]:
+        old.unlink(missing_ok=True)
+
+
+def _module_values() -> dict[int, tuple[str, str]]:
+    """id -> (module, name) of every non-plain module-level value of batchtok's modules."""
+    out: dict[int, tuple[str, str]] = {}
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not (module_name == "batchtok" or module_name.startswith("batchtok.")):
+            continue
+        for name, value in vars(module).items():
+            if not isinstance(value, _PLAIN) and not callable(value):
+                out.setdefault(id(value), (module_name, name))
+    return out
+
+
+def dumps(obj: Any) -> bytes:
+    """A pickle of ``obj`` that keeps batchtok's module-level values by reference (a component
+    may compare one by identity, as Unigram does its prefix-only table entry)."""
+    refs = _module_values()
+
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, value: Any) -> tuple[str, str] | None:
+            return refs.get(id(value))
+
+    buffer = io.BytesIO()
+    Pickler(buffer, protocol=PROTOCOL).dump(obj)
+    return buffer.getvalue()
+
+
+def loads(payload: bytes) -> Any:
+    class Unpickler(pickle.Unpickler):
+        def persistent_load(self, ref: tuple[str, str]) -> Any:
+            module, name = ref
+            return getattr(importlib.import_module(module), name)
+
+    return Unpickler(io.BytesIO(payload)).load()

@@ -1,0 +1,136 @@
+"""The load cache: a tokenizer loaded from it is the one its file builds, and an entry that is
+damaged, stale or for another file is never used."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from batchtok import Tokenizer, load_cache
+from tests.support import adversarial, corpora
+from tests.support.fixtures import fixture_path
+
+FILES = ["llama3", "llama2", "minilm", "t5-unigram", "xlmr-unigram", "spm-unigram-bytefallback"]
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(load_cache.ENV, str(tmp_path))
+    return tmp_path
+
+
+def entries(directory) -> list:
+    return sorted(p.name for p in directory.glob("*.pickle"))
+
+
+def texts() -> list[str]:
+    docs = corpora.sample_docs("english", 20, 2000) + corpora.sample_docs("code", 10, 2000)
+    for lang in ("chinese_simplified", "hindi", "arabic", "thai", "korean"):
+        docs += corpora.sample_docs(lang, 4, 1000)
+    return docs + adversarial.adversarial_strings(max_chars=2000)
+
+
+def view(tok: Tokenizer, docs: list[str]) -> list:
+    out = []
+    for e in tok.encode_batch(docs):
+        out.append((e.ids, e.tokens, e.type_ids, e.special_tokens_mask, e.attention_mask))
+    out.append([tok.decode(e[0], False) for e in out])
+    return out
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_a_cached_tokenizer_is_the_one_its_file_builds(cache, name):
+    data = fixture_path(name).read_bytes()
+    fresh = Tokenizer.from_str(data.decode())
+    Tokenizer.from_buffer(data)  # builds and stores
+    assert len(entries(cache)) == 1
+    cached = load_cache.fetch(data)
+    assert isinstance(cached, Tokenizer)
+    assert Tokenizer.from_buffer(data).describe() == fresh.describe()
+    docs = texts()
+    assert view(cached, docs) == view(fresh, docs)
+    assert (cached.truncation, cached.padding) == (fresh.truncation, fresh.padding)
+    assert cached.ignored_fields == fresh.ignored_fields
+
+
+def _damage(path, how: str) -> None:
+    blob = bytearray(path.read_bytes())
+    if how == "flipped byte":
+        blob[-100] ^= 0xFF
+    elif how == "truncated":
+        del blob[len(blob) // 2 :]
+    elif how == "other magic":
+        blob[:5] = b"xxxxx"
+    elif how == "garbage":
+        blob = bytearray(b"\x00" * 64)
+    path.write_bytes(bytes(blob))
+
+
+@pytest.mark.parametrize("how", ["flipped byte", "truncated", "other magic", "garbage"])
+def test_a_damaged_entry_is_ignored_and_written_again(cache, how):
+    data = fixture_path("llama2").read_bytes()
+    Tokenizer.from_buffer(data)
+    (path,) = cache.glob("*.pickle")
+    good = path.read_bytes()
+    _damage(path, how)
+    assert load_cache.fetch(data) is None
+    tok = Tokenizer.from_buffer(data)
+    assert tok.encode_ids("Hello world") == Tokenizer.from_str(data.decode()).encode_ids(
+        "Hello world"
+    )
+    assert path.read_bytes()[: len(load_cache.MAGIC)] == load_cache.MAGIC
+    assert len(path.read_bytes()) == len(good)
+    assert load_cache.fetch(data) is not None
+
+
+def test_an_entry_of_another_code_version_or_file_is_not_used(cache, monkeypatch):
+    data = fixture_path("llama2").read_bytes()
+    Tokenizer.from_buffer(data)
+    (path,) = cache.glob("*.pickle")
+    other = data + b" "
+    (cache / f"{load_cache.key_of(other)}.pickle").write_bytes(path.read_bytes())
+    assert load_cache.fetch(other) is None  # its header names another file
+    monkeypatch.setattr(load_cache, "code_version", lambda: "another version")
+    assert load_cache.fetch(data) is None
+
+
+def test_off_by_environment_and_small_files_not_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    for off in ("0", "off"):
+        monkeypatch.setenv(load_cache.ENV, off)
+        assert load_cache.cache_dir() is None
+        Tokenizer.from_file(fixture_path("llama2"))
+    assert not list(tmp_path.rglob("*.pickle"))
+    monkeypatch.delenv(load_cache.ENV)
+    assert load_cache.cache_dir() == tmp_path / "batchtok" / "loaded"
+    small = fixture_path("trained-wordlevel").read_bytes()
+    assert len(small) < load_cache.MIN_BYTES
+    Tokenizer.from_buffer(small)
+    assert not list(tmp_path.rglob("*.pickle"))
+
+
+def test_a_copy_that_behaves_differently_is_not_written(cache):
+    data = fixture_path("llama2").read_bytes()
+    tok = Tokenizer.from_str(data.decode())
+    load_cache.store(data, tok, lambda copy: False)
+    assert entries(cache) == []
+    load_cache.store(data, tok, tok._behaves_as)
+    assert entries(cache) == [f"{load_cache.key_of(data)}.pickle"]
+
+
+def test_the_least_recently_used_entries_go(cache, monkeypatch):
+    monkeypatch.setattr(load_cache, "KEEP", 2)
+    data = fixture_path("llama2").read_bytes()
+    tok = Tokenizer.from_str(data.decode())
+    for tail in (b"", b" ", b"  "):
+        load_cache.store(data + tail, tok, lambda copy: True)
+    assert len(entries(cache)) == 2
+
+
+def test_a_tokenizer_pickles():
+    tok = Tokenizer.from_file(fixture_path("t5-unigram"))
+    tok.enable_truncation(8)
+    copy = pickle.loads(pickle.dumps(tok))
+    docs = texts()[:20]
+    assert view(copy, docs) == view(tok, docs)
