@@ -55,7 +55,11 @@ def test_a_cached_tokenizer_is_the_one_its_file_builds(cache, name):
 
 
 def _damage(path, how: str) -> None:
-    blob = bytearray(path.read_bytes())
+    path.write_bytes(_damaged(path.read_bytes(), how))
+
+
+def _damaged(data: bytes, how: str) -> bytes:
+    blob = bytearray(data)
     if how == "flipped byte":
         blob[-100] ^= 0xFF
     elif how == "truncated":
@@ -64,7 +68,7 @@ def _damage(path, how: str) -> None:
         blob[:5] = b"xxxxx"
     elif how == "garbage":
         blob = bytearray(b"\x00" * 64)
-    path.write_bytes(bytes(blob))
+    return bytes(blob)
 
 
 @pytest.mark.parametrize("how", ["flipped byte", "truncated", "other magic", "garbage"])
@@ -80,7 +84,7 @@ def test_a_damaged_entry_is_ignored_and_written_again(cache, how):
         "Hello world"
     )
     assert path.read_bytes()[: len(load_cache.MAGIC)] == load_cache.MAGIC
-    assert len(path.read_bytes()) == len(good)
+    assert path.read_bytes() != bytes(_damaged(good, how))
     assert load_cache.fetch(data) is not None
 
 

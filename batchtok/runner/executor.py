@@ -92,7 +92,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _heap_trimmer() -> Any:
+def heap_trimmer() -> Any:
     """glibc's ``malloc_trim``, or None elsewhere. A shard's Python lists of ids and texts live
     on the C heap; glibc keeps the freed space mapped. Trimming after each task returned
     30-35 MB per worker between shards (llama3, 32 MB shards) in about a millisecond."""
@@ -117,7 +117,7 @@ def _worker_main(conn: mpc.Connection, siblings: list[mpc.Connection], parent: i
     def report(added: ShardStats) -> None:
         conn.send(("progress", added))
 
-    trim = _heap_trimmer()
+    trim = heap_trimmer()
 
     while True:
         try:

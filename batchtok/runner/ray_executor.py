@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .encode import configure_tokenizer, load_tokenizer
-from .executor import Event, Failure, TaskQueue, _heap_trimmer, failure_of
+from .executor import Event, Failure, TaskQueue, failure_of, heap_trimmer
 from .job import Job
 from .stats import ShardStats
 from .worker import prepare_workers, prepared_state, run_task
@@ -71,7 +71,7 @@ class _TaskActor:
         handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
         logger.addHandler(handler)
         logger.propagate = False
-        self._trim = _heap_trimmer()
+        self._trim = heap_trimmer()
         self._setup = ""
         self._use(setup[0])
 
