@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from functools import reduce
 from itertools import chain, pairwise
+from operator import add
 
 from ..errors import EncodeError
 from ..utils.json_numbers import as_serde_float
@@ -185,6 +187,8 @@ class Unigram(Model):
         threshold = math.inf if cuts is None else cuts.threshold * (len(word) + 2)
         if threshold >= _WEAK:
             return self._ids_and_tokens(word)[0]
+        if len(self._ids) >= _SEGMENT_CACHE:
+            self._ids, self._weak, self._scores = {}, {}, {}
         parts = cuts.coarse(word)  # type: ignore[union-attr]
         found = list(map(self._ids.get, parts))
         if None in found:
@@ -193,64 +197,61 @@ class Unigram(Model):
                     found[i] = self._learn(parts[i])
         weak = self._weak
         if weak and not weak.keys().isdisjoint(parts):
-            if any(weak.get(part, math.inf) <= threshold for part in parts):
-                return self._exact(parts, threshold)
+            fragile = {part for part in weak.keys() & set(parts) if weak[part] <= threshold}
+            if fragile:
+                self._exact(parts, found, fragile, threshold)
         return list(chain.from_iterable(found))  # type: ignore[arg-type]
 
     def _learn(self, part: str) -> Sequence[int]:
         """The ids of ``part`` read from score zero, each of its pieces at the finer cuts and
         ``part`` itself cached; a part whose best path won a comparison by little (robustness
         = margin / (length + 1) at most _WEAK) is remembered with its robustness."""
-        if len(self._ids) >= _SEGMENT_CACHE:
-            self._ids, self._weak, self._scores = {}, {}, {}
         known, weak = self._ids, self._weak
-        ids: list[int] = []
-        robustness = math.inf
-        for piece in self._cuts.fine(part):  # type: ignore[union-attr]
-            piece_ids = known.get(piece)
-            if piece_ids is None:
-                strings, margin, scores = self._lattice(piece)
-                piece_ids = known[piece] = tuple(self._ids_and_tokens(piece, strings)[0])
-                self._scores[piece] = tuple(scores)
-                if margin / (len(piece) + 1) <= _WEAK:
-                    weak[piece] = margin / (len(piece) + 1)
-            ids += piece_ids
-            if weak and piece in weak:
-                robustness = min(robustness, weak[piece])
-        if len(part) > _LONG_PART:
+        pieces = self._cuts.fine(part)  # type: ignore[union-attr]
+        if len(pieces) == 1:
+            strings, margin, scores = self._lattice(part)
+            ids = tuple(self._ids_and_tokens(part, strings)[0])
+            self._scores[part] = tuple(scores)
+            if margin / (len(part) + 1) <= _WEAK:
+                weak[part] = margin / (len(part) + 1)
+            if len(part) <= _LONG_PART:
+                known[part] = ids
             return ids
-        if robustness <= _WEAK:
-            weak[part] = robustness
-        found = known[part] = tuple(ids)
+        out: list[int] = []
+        for piece in pieces:
+            out += known.get(piece) or self._learn(piece)
+        if weak:
+            robustness = min(weak.get(piece, math.inf) for piece in pieces)
+            if robustness <= _WEAK:
+                weak[part] = robustness
+        if len(part) > _LONG_PART:
+            return out
+        found = known[part] = tuple(out)
         return found
 
-    def _exact(self, parts: list[str], threshold: float) -> list[int]:
-        """The ids of a word cut into ``parts`` when some piece is not robust enough: those
-        are read from the score the library has at their start (the rounded sum of the node
-        scores before them, in order), the others come from the cache."""
+    def _exact(self, parts: list[str], found: list, fragile: set[str], threshold: float) -> None:
+        """Fill ``found`` (the ids of each of ``parts``) where a part is ``fragile``: each of
+        its pieces not robust enough at ``threshold`` is read from the score the library has
+        at its start, the rounded sum of the node scores before it in order."""
         weak = self._weak
-        ids: list[int] = []
-        pending: list[str] = []  # parts whose node scores are not yet added to ``origin``
         origin = 0.0
-        for part in parts:
-            if weak.get(part, math.inf) > threshold:
-                ids += self._ids.get(part) or self._learn(part)
-                pending.append(part)
+        done = 0  # the node scores of parts[:done] are in origin
+        for i, part in enumerate(parts):
+            if part not in fragile:
                 continue
+            for before in parts[done:i]:
+                origin = reduce(add, self._node_scores(before), origin)
+            ids: list[int] = []
             for piece in self._cuts.fine(part):  # type: ignore[union-attr]
                 if weak.get(piece, math.inf) > threshold:
                     ids += self._ids.get(piece) or self._learn(piece)
-                    pending.append(piece)
+                    origin = reduce(add, self._node_scores(piece), origin)
                     continue
-                for done in pending:
-                    for node in self._node_scores(done):
-                        origin = node + origin
-                pending.clear()
                 strings, _, scores = self._lattice(piece, origin)
                 ids += self._ids_and_tokens(piece, strings)[0]
-                for node in scores:
-                    origin = node + origin
-        return ids
+                origin = reduce(add, scores, origin)
+            found[i] = ids
+            done = i + 1
 
     def _node_scores(self, part: str) -> tuple[float, ...]:
         """The scores of the nodes of ``part``'s best path read from zero, in order."""
@@ -354,6 +355,7 @@ class _Cuts:
         preceded = {b for _, b in pairs}
         after = known_left - followed  # a cut after each of these, whatever comes next
         before = known_right - preceded  # and before each of these
+        self._marks_only = False
         if not after and not before:
             self._coarse = None
             return
@@ -361,6 +363,7 @@ class _Cuts:
             # Cutting before each mark alone keeps the regex simple and fast (a big class costs
             # 5x more) and gives parts that repeat as words do; fine() does the rest on a miss.
             self._coarse = re.compile(f"[^{_MARK}]+|{_MARK}[^{_MARK}]*")
+            self._marks_only = True
             return
         both = _char_class(after | before)
         ends = after - before
@@ -371,7 +374,9 @@ class _Cuts:
 
     def coarse(self, word: str) -> list[str]:
         """``word`` cut where the cut is safe whatever the other neighbour is."""
-        return [word] if self._coarse is None else self._coarse.findall(word)
+        if self._coarse is None or (self._marks_only and word.find(_MARK, 1) < 0):
+            return [word]
+        return self._coarse.findall(word)
 
     def fine(self, part: str) -> list[str]:
         """``part`` cut at every safe cut between two of its chars."""

@@ -227,6 +227,7 @@ def test_unigram_cut_parts_keep_the_oracles_rounding_far_into_a_text(rng, length
     a, b = -rng.random(), -rng.random()
     pieces = [("<unk>", -5e4), ("a", a), ("b", b), ("ab", a + b), ("c", -rng.uniform(50, 2000))]
     pieces.append(("▁", -rng.random()))
+    lengths += [300, 3000]  # parts longer than the longest cached whole
     texts = ["ab", "cab"] + [
         "c" * n + "ab" + "▁ab" * (n % 7) + "c" * (n // 3) + "ab" for n in lengths
     ]
