@@ -26,6 +26,9 @@ _WEAK = 1e-6
 _MARK = "\u2581"  # SentencePiece's word-boundary mark, never inside a piece in most vocabs
 # Parts longer than this are not cached whole (their pieces are).
 _LONG_PART = 256
+# Shorter words (a pre-tokenizer's, cached by the tokenizer) go through one lattice: cutting
+# them into new pieces costs more than it saves on multilingual text.
+_SHORT_WORD = 16
 
 
 class Unigram(Model):
@@ -69,7 +72,7 @@ class Unigram(Model):
         # parts of words: their ids; the robustness of the weak ones; node scores (see _Cuts)
         self._ids: dict[str, tuple[int, ...]] = {}
         self._weak: dict[str, float] = {}
-        self._scores: dict[str, tuple[float, ...]] = {}
+        self._scores: dict[str, list[float]] = {}
 
     @property
     def vocab_size(self) -> int:
@@ -185,17 +188,24 @@ class Unigram(Model):
         # A cached part's ids hold at any offset of a word this long only if its best path
         # won each comparison by more than the rounding there can move (see _Cuts).
         threshold = math.inf if cuts is None else cuts.threshold * (len(word) + 2)
-        if threshold >= _WEAK:
+        if threshold >= _WEAK or len(word) < _SHORT_WORD:
             return self._ids_and_tokens(word)[0]
         if len(self._ids) >= _SEGMENT_CACHE:
             self._ids, self._weak, self._scores = {}, {}, {}
         parts = cuts.coarse(word)  # type: ignore[union-attr]
+        weak = self._weak
+        if len(parts) == 1:
+            ids = self._ids.get(word) or self._learn(word)
+            if weak and weak.get(word, math.inf) <= threshold:
+                found = [ids]
+                self._exact(parts, found, {word}, threshold)
+                ids = found[0]
+            return list(ids)
         found = list(map(self._ids.get, parts))
         if None in found:
             for i, ids in enumerate(found):
                 if ids is None:
                     found[i] = self._learn(parts[i])
-        weak = self._weak
         if weak and not weak.keys().isdisjoint(parts):
             fragile = {part for part in weak.keys() & set(parts) if weak[part] <= threshold}
             if fragile:
@@ -206,28 +216,33 @@ class Unigram(Model):
         """The ids of ``part`` read from score zero, each of its pieces at the finer cuts and
         ``part`` itself cached; a part whose best path won a comparison by little (robustness
         = margin / (length + 1) at most _WEAK) is remembered with its robustness."""
-        known, weak = self._ids, self._weak
         pieces = self._cuts.fine(part)  # type: ignore[union-attr]
         if len(pieces) == 1:
-            strings, margin, scores = self._lattice(part)
-            ids = tuple(self._ids_and_tokens(part, strings)[0])
-            self._scores[part] = tuple(scores)
-            if margin / (len(part) + 1) <= _WEAK:
-                weak[part] = margin / (len(part) + 1)
-            if len(part) <= _LONG_PART:
-                known[part] = ids
-            return ids
+            return self._learn_piece(part)
+        known, weak = self._ids, self._weak
+        get, learn = known.get, self._learn_piece
         out: list[int] = []
         for piece in pieces:
-            out += known.get(piece) or self._learn(piece)
-        if weak:
-            robustness = min(weak.get(piece, math.inf) for piece in pieces)
-            if robustness <= _WEAK:
-                weak[part] = robustness
+            out += get(piece) or learn(piece)
+        if weak and not weak.keys().isdisjoint(pieces):
+            weak[part] = min(weak.get(piece, math.inf) for piece in pieces)
         if len(part) > _LONG_PART:
             return out
         found = known[part] = tuple(out)
         return found
+
+    def _learn_piece(self, piece: str) -> tuple[int, ...]:
+        """:meth:`_learn` for a piece without safe cuts inside: one lattice."""
+        strings, margin, scores = self._lattice(piece)
+        ids = tuple(map(self.vocab.get, strings))
+        if None in ids:
+            ids = tuple(self._ids_and_tokens(piece, strings)[0])
+        self._scores[piece] = scores
+        if margin / (len(piece) + 1) <= _WEAK:
+            self._weak[piece] = margin / (len(piece) + 1)
+        if len(piece) <= _LONG_PART:
+            self._ids[piece] = ids
+        return ids
 
     def _exact(self, parts: list[str], found: list, fragile: set[str], threshold: float) -> None:
         """Fill ``found`` (the ids of each of ``parts``) where a part is ``fragile``: each of
@@ -244,7 +259,7 @@ class Unigram(Model):
             ids: list[int] = []
             for piece in self._cuts.fine(part):  # type: ignore[union-attr]
                 if weak.get(piece, math.inf) > threshold:
-                    ids += self._ids.get(piece) or self._learn(piece)
+                    ids += self._ids.get(piece) or self._learn_piece(piece)
                     origin = reduce(add, self._node_scores(piece), origin)
                     continue
                 strings, _, scores = self._lattice(piece, origin)
@@ -253,13 +268,13 @@ class Unigram(Model):
             found[i] = ids
             done = i + 1
 
-    def _node_scores(self, part: str) -> tuple[float, ...]:
+    def _node_scores(self, part: str) -> list[float]:
         """The scores of the nodes of ``part``'s best path read from zero, in order."""
         found = self._scores.get(part)
         if found is None:
-            found = ()
+            found = []
             for piece in self._cuts.fine(part):  # type: ignore[union-attr]
-                found += self._scores.get(piece) or tuple(self._lattice(piece)[2])
+                found += self._scores.get(piece) or self._lattice(piece)[2]
             self._scores[part] = found
         return found
 
@@ -381,6 +396,8 @@ class _Cuts:
     def fine(self, part: str) -> list[str]:
         """``part`` cut at every safe cut between two of its chars."""
         pairs, left, right = self.pairs, self.known_left, self.known_right
+        if all(map(pairs.__contains__, pairwise(part))):
+            return [part]
         out: list[str] = []
         start = 0
         for i, pair in enumerate(pairwise(part), 1):

@@ -218,17 +218,23 @@ def test_unigram_cut_words_agree_on_random_vocabularies(
 
 
 @settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.randoms(use_true_random=False), st.lists(st.integers(0, 3000), min_size=1, max_size=4))
-def test_unigram_cut_parts_keep_the_oracles_rounding_far_into_a_text(rng, lengths):
+@given(
+    st.randoms(use_true_random=False),
+    st.lists(st.integers(0, 3000), min_size=1, max_size=4),
+    st.sampled_from([1.0, 3e4]),
+)
+def test_unigram_cut_parts_keep_the_oracles_rounding_far_into_a_text(rng, lengths, scale):
     """ "ab" ties with "a"+"b" from score zero; far into a text the library's f64 sums round,
     and which of them wins then depends on the score before them (it flips for ~1 in 8 random
     scores at a few thousand chars). A part that won by less than that rounding is read
-    again from the score the library has there."""
-    a, b = -rng.random(), -rng.random()
+    again from the score the library has there. With large scores one such part moves the
+    score after it into another binade, where the next one rounds differently."""
+    a, b = -rng.random() * scale, -rng.random() * scale
     pieces = [("<unk>", -5e4), ("a", a), ("b", b), ("ab", a + b), ("c", -rng.uniform(50, 2000))]
     pieces.append(("▁", -rng.random()))
     lengths += [300, 3000]  # parts longer than the longest cached whole
     texts = ["ab", "cab"] + [
-        "c" * n + "ab" + "▁ab" * (n % 7) + "c" * (n // 3) + "ab" for n in lengths
+        "c" * n + "ab" + "▁ab" * (n % 7) + "ab" * (n % 5) + "c" * (n // 3) + "ab" for n in lengths
     ]
+    texts += ["ab" * (n // 4 + 9) for n in lengths] + ["c" * n + "▁ab" * 3 for n in lengths]
     _same_batch_ids(pair_from_json(unigram(pieces)), texts)
