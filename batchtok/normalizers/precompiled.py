@@ -27,6 +27,7 @@ import regex
 
 from .._tables.grapheme import REGEX_FINGERPRINT, REGEX_VERSION, STAND_INS
 from ..utils.spec import Spec
+from ..utils.translate import BEYOND_BMP, SparseTranslate, ranges
 from .base import Normalizer, leading_through
 
 # Grapheme segmentation of `regex` (checked against the oracle's unicode-segmentation crate on
@@ -49,7 +50,6 @@ _JOINS = regex.compile(rf"((?:[{_LEFT}]|.(?=[{_RIGHT}]))+.)", regex.DOTALL)
 
 
 _STAND_IN_CHARS = re.compile("[" + "".join(map(chr, STAND_INS)) + "]")
-_BEYOND_BMP = "[\U00010000-\U0010ffff]"
 
 
 @functools.lru_cache(maxsize=1)
@@ -58,8 +58,7 @@ def _may_join_bmp() -> re.Pattern[str]:
     faster than the property classes of `regex`), plus every char beyond the BMP, which
     :func:`_may_join` checks with the exact class."""
     bmp = "".join(chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF)
-    members = "".join(map(_class_char, _MAY_JOIN.findall(bmp)))
-    return re.compile(f"[{members}]|{_BEYOND_BMP}")
+    return re.compile(f"[{ranges(_MAY_JOIN.findall(bmp))}]|{BEYOND_BMP}")
 
 
 def _may_join(text: str) -> bool:
@@ -246,36 +245,8 @@ class PrecompiledMap:
         self.charsmap = charsmap
         self._chars = charsmap.chars
         self._starts = charsmap.starts | {chr(c) for c in charsmap.chars}
-        # The chars the map changes, found by one compiled class: most text has few of them,
-        # so replacing only those is much cheaper than translating every char.
-        by_char = {chr(c): new for c, new in charsmap.chars.items() if new != chr(c)}
-        # (`re` tests a class of BMP chars with one table lookup but scans a list for any
-        # class holding a char beyond it: those all take the cheap catch-all branch.)
-        bmp = "".join(_class_char(c) for c in sorted(by_char) if c <= "\uffff")
-        branches = [f"[{bmp}]"] if bmp else []
-        if any(c > "\uffff" for c in by_char):
-            branches.append(_BEYOND_BMP)
-        self._changed = re.compile("|".join(branches)) if branches else None
-        self._replacement = lambda m: by_char.get(m.group(), m.group())
-        self._by_char = by_char
-        # chars whose replacement holds no changed char: replacing them one after another
-        # (str.replace, one pass each) is the same as replacing all at once
-        self._plain = frozenset(c for c, new in by_char.items() if not set(new) & by_char.keys())
-
-    def _per_char(self, text: str) -> str:
-        """``text`` with each char replaced by its own entry (no grapheme is longer than one
-        char here, or none starts with a key)."""
-        if self._changed is None:
-            return text
-        found = self._changed.findall(text)
-        if not found:
-            return text
-        distinct = set(found)
-        if len(distinct) * 8 < len(found) and distinct <= self._plain:
-            for char in distinct:
-                text = text.replace(char, self._by_char[char])
-            return text
-        return self._changed.sub(self._replacement, text)
+        # Most text holds few of the chars the map changes: only those are replaced.
+        self._per_char = SparseTranslate(charsmap.chars)
 
     def normalize(self, text: str) -> str:
         """``text`` with the charsmap applied grapheme by grapheme, as the library does."""
@@ -364,11 +335,6 @@ class PrecompiledMap:
                 yield text[start : start + length]
                 start += length
             size *= 4
-
-
-def _class_char(char: str) -> str:
-    """``char`` written to stand for itself inside a regex class."""
-    return "\\" + char if char in "\\]^-[" else char
 
 
 def _replace_changes(pending: list[int], old: int, new: int) -> None:
