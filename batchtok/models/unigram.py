@@ -189,7 +189,7 @@ class Unigram(Model):
         # won each comparison by more than the rounding there can move (see _Cuts).
         threshold = math.inf if cuts is None else cuts.threshold * (len(word) + 2)
         if threshold >= _WEAK or len(word) < _SHORT_WORD:
-            return self._ids_and_tokens(word)[0]
+            return list(self._ids_of(word, self._lattice(word)[0]))
         if len(self._ids) >= _SEGMENT_CACHE:
             self._ids, self._weak, self._scores = {}, {}, {}
         parts = cuts.coarse(word)  # type: ignore[union-attr]
@@ -211,6 +211,13 @@ class Unigram(Model):
             if fragile:
                 self._exact(parts, found, fragile, threshold)
         return list(chain.from_iterable(found))  # type: ignore[arg-type]
+
+    def _ids_of(self, word: str, strings: list[str]) -> tuple[int, ...]:
+        """The ids of ``word``'s lattice strings (unknown ones byte-fallen-back or unk)."""
+        ids = tuple(map(self.vocab.get, strings))
+        if None in ids:
+            return tuple(self._ids_and_tokens(word, strings)[0])
+        return ids  # type: ignore[return-value]
 
     def _learn(self, part: str) -> Sequence[int]:
         """The ids of ``part`` read from score zero, each of its pieces at the finer cuts and
@@ -234,9 +241,7 @@ class Unigram(Model):
     def _learn_piece(self, piece: str) -> tuple[int, ...]:
         """:meth:`_learn` for a piece without safe cuts inside: one lattice."""
         strings, margin, scores = self._lattice(piece)
-        ids = tuple(map(self.vocab.get, strings))
-        if None in ids:
-            ids = tuple(self._ids_and_tokens(piece, strings)[0])
+        ids = self._ids_of(piece, strings)
         self._scores[piece] = scores
         if margin / (len(piece) + 1) <= _WEAK:
             self._weak[piece] = margin / (len(piece) + 1)
