@@ -63,8 +63,12 @@ class Metaspace:
         out = self.apply(text, at_start)
         if not self.split or not out:
             return [out] if out else []
-        starts = self._piece_starts(out)
-        return [out[a:b] for a, b in zip(starts, starts[1:])]
+        r = self.replacement
+        head, *rest = out.split(r)
+        pieces = list(map(r.__add__, rest))
+        if head:
+            pieces.insert(0, head)
+        return pieces
 
     def pieces_counted(self, text: str, count: int) -> list[tuple[str, int]]:
         """:meth:`pieces` of a text whose first ``count`` chars stem from offset 0 of the input,

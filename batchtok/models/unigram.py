@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
+from functools import reduce
+from itertools import chain, pairwise
+from operator import add
 
 from ..errors import EncodeError
 from ..utils.json_numbers import as_serde_float
@@ -12,6 +17,18 @@ from .base import Model
 _MISSING_UNK = "Encountered an unknown token but `unk_id` is missing"
 _UNK_PENALTY = 10.0
 _PREFIX_ONLY = (-1, 0.0)  # a table entry that is a prefix of some piece but no piece itself
+# Unit roundoff of an f64 addition, and the number of cached segments kept (two generations).
+_ROUNDOFF = 2.0**-53
+_SEGMENT_CACHE = 1 << 18
+# A part of a word whose robustness is above this is cut safely in any word under ~10^7 chars
+# (for scores up to ~100); smaller ones are checked against the word's length.
+_WEAK = 1e-6
+_MARK = "\u2581"  # SentencePiece's word-boundary mark, never inside a piece in most vocabs
+# Parts longer than this are not cached whole (their pieces are).
+_LONG_PART = 256
+# Shorter words (a pre-tokenizer's, cached by the tokenizer) go through one lattice: cutting
+# them into new pieces costs more than it saves on multilingual text.
+_SHORT_WORD = 16
 
 
 class Unigram(Model):
@@ -51,6 +68,11 @@ class Unigram(Model):
                 table[piece] = (i, pieces[i][1])
         self._table = table
         self._byte_ids = [self.vocab.get(f"<0x{b:02X}>") for b in range(256)]
+        self._cuts = _Cuts.for_model(self)
+        # parts of words: their ids; the robustness of the weak ones; node scores (see _Cuts)
+        self._ids: dict[str, tuple[int, ...]] = {}
+        self._weak: dict[str, float] = {}
+        self._scores: dict[str, list[float]] = {}
 
     @property
     def vocab_size(self) -> int:
@@ -58,15 +80,24 @@ class Unigram(Model):
 
     def segment(self, word: str) -> list[str]:
         """The word's pieces as text (fused unknown spans included), before id lookup."""
+        return self._lattice(word)[0]
+
+    def _lattice(self, word: str, origin: float = 0.0) -> tuple[list[str], float, list[float]]:
+        """:meth:`segment` of ``word`` read with the score ``origin`` before it; the smallest
+        margin by which a node of the best path beat the other candidates ending where it
+        ends (``inf`` where it had none); and the scores of the path's nodes in order (an
+        unknown span counts one node per char). See :class:`_Cuts`."""
         size = len(word)
         if not size:
-            return []
+            return [], math.inf, []
         table_get = self._table.get
         prefix_only = _PREFIX_ONLY
         unk_id, unk_score = self.unk_id, self.unk_score
-        score = [0.0] * (size + 1)
+        score = [origin] * (size + 1)
+        second = [-math.inf] * (size + 1)  # the best losing candidate of each end
         start_of: list[int] = [-1] * (size + 1)  # -1: no path ends here yet
         node_id = [0] * (size + 1)
+        node_score = [0.0] * (size + 1)
         for start in range(size):
             here = score[start]
             has_single = False
@@ -78,9 +109,13 @@ class Unigram(Model):
                 if entry is not prefix_only:
                     candidate = entry[1] + here
                     if start_of[end] < 0 or candidate > score[end]:
+                        if start_of[end] >= 0:
+                            second[end] = score[end]
                         score[end] = candidate
                         start_of[end] = start
-                        node_id[end] = entry[0]
+                        node_id[end], node_score[end] = entry
+                    elif candidate > second[end]:
+                        second[end] = candidate
                     if end == start + 1:
                         has_single = True
                 end += 1
@@ -90,14 +125,25 @@ class Unigram(Model):
                 if start_of[end] < 0 or candidate > score[end]:
                     if unk_id is None:
                         raise EncodeError(_MISSING_UNK)
+                    if start_of[end] >= 0:
+                        second[end] = score[end]
                     score[end] = candidate
                     start_of[end] = start
                     node_id[end] = unk_id
+                    node_score[end] = unk_score
+                elif candidate > second[end]:
+                    second[end] = candidate
         out: list[str] = []
+        scores: list[float] = []
         end = size
+        margin = math.inf
         unk_end = -1  # end of the unknown span being fused, walking backwards
         while end > 0:
             start = start_of[end]
+            gap = score[end] - second[end]
+            if gap < margin:
+                margin = gap
+            scores.append(node_score[end])
             if node_id[end] == unk_id:
                 if unk_end < 0:
                     unk_end = end
@@ -110,13 +156,16 @@ class Unigram(Model):
         if unk_end >= 0:
             out.append(word[:unk_end])
         out.reverse()
-        return out
+        scores.reverse()
+        return out, margin, scores
 
-    def _ids_and_tokens(self, word: str) -> tuple[list[int], list[str]]:
+    def _ids_and_tokens(
+        self, word: str, strings: list[str] | None = None
+    ) -> tuple[list[int], list[str]]:
         vocab = self.vocab
         ids: list[int] = []
         tokens: list[str] = []
-        for text in self.segment(word):
+        for text in self.segment(word) if strings is None else strings:
             token_id = vocab.get(text)
             if token_id is not None:
                 ids.append(token_id)
@@ -135,7 +184,104 @@ class Unigram(Model):
         return ids, tokens
 
     def tokenize(self, word: str) -> list[int]:
-        return self._ids_and_tokens(word)[0]
+        cuts = self._cuts
+        # A cached part's ids hold at any offset of a word this long only if its best path
+        # won each comparison by more than the rounding there can move (see _Cuts).
+        threshold = math.inf if cuts is None else cuts.threshold * (len(word) + 2)
+        if threshold >= _WEAK or len(word) < _SHORT_WORD:
+            return list(self._ids_of(word, self._lattice(word)[0]))
+        if len(self._ids) >= _SEGMENT_CACHE:
+            self._ids, self._weak, self._scores = {}, {}, {}
+        parts = cuts.coarse(word)  # type: ignore[union-attr]
+        weak = self._weak
+        if len(parts) == 1:
+            ids = self._ids.get(word) or self._learn(word)
+            if weak and weak.get(word, math.inf) <= threshold:
+                found = [ids]
+                self._exact(parts, found, {word}, threshold)
+                ids = found[0]
+            return list(ids)
+        found = list(map(self._ids.get, parts))
+        if None in found:
+            for i, ids in enumerate(found):
+                if ids is None:
+                    found[i] = self._learn(parts[i])
+        if weak and not weak.keys().isdisjoint(parts):
+            fragile = {part for part in weak.keys() & set(parts) if weak[part] <= threshold}
+            if fragile:
+                self._exact(parts, found, fragile, threshold)
+        return list(chain.from_iterable(found))  # type: ignore[arg-type]
+
+    def _ids_of(self, word: str, strings: list[str]) -> tuple[int, ...]:
+        """The ids of ``word``'s lattice strings (unknown ones byte-fallen-back or unk)."""
+        ids = tuple(map(self.vocab.get, strings))
+        if None in ids:
+            return tuple(self._ids_and_tokens(word, strings)[0])
+        return ids  # type: ignore[return-value]
+
+    def _learn(self, part: str) -> Sequence[int]:
+        """The ids of ``part`` read from score zero, each of its pieces at the finer cuts and
+        ``part`` itself cached; a part whose best path won a comparison by little (robustness
+        = margin / (length + 1) at most _WEAK) is remembered with its robustness."""
+        pieces = self._cuts.fine(part)  # type: ignore[union-attr]
+        if len(pieces) == 1:
+            return self._learn_piece(part)
+        known, weak = self._ids, self._weak
+        get, learn = known.get, self._learn_piece
+        out: list[int] = []
+        for piece in pieces:
+            out += get(piece) or learn(piece)
+        if weak and not weak.keys().isdisjoint(pieces):
+            weak[part] = min(weak.get(piece, math.inf) for piece in pieces)
+        if len(part) > _LONG_PART:
+            return out
+        found = known[part] = tuple(out)
+        return found
+
+    def _learn_piece(self, piece: str) -> tuple[int, ...]:
+        """:meth:`_learn` for a piece without safe cuts inside: one lattice."""
+        strings, margin, scores = self._lattice(piece)
+        ids = self._ids_of(piece, strings)
+        self._scores[piece] = scores
+        if margin / (len(piece) + 1) <= _WEAK:
+            self._weak[piece] = margin / (len(piece) + 1)
+        if len(piece) <= _LONG_PART:
+            self._ids[piece] = ids
+        return ids
+
+    def _exact(self, parts: list[str], found: list, fragile: set[str], threshold: float) -> None:
+        """Fill ``found`` (the ids of each of ``parts``) where a part is ``fragile``: each of
+        its pieces not robust enough at ``threshold`` is read from the score the library has
+        at its start, the rounded sum of the node scores before it in order."""
+        weak = self._weak
+        origin = 0.0
+        done = 0  # the node scores of parts[:done] are in origin
+        for i, part in enumerate(parts):
+            if part not in fragile:
+                continue
+            for before in parts[done:i]:
+                origin = reduce(add, self._node_scores(before), origin)
+            ids: list[int] = []
+            for piece in self._cuts.fine(part):  # type: ignore[union-attr]
+                if weak.get(piece, math.inf) > threshold:
+                    ids += self._ids.get(piece) or self._learn_piece(piece)
+                    origin = reduce(add, self._node_scores(piece), origin)
+                    continue
+                strings, _, scores = self._lattice(piece, origin)
+                ids += self._ids_and_tokens(piece, strings)[0]
+                origin = reduce(add, scores, origin)
+            found[i] = ids
+            done = i + 1
+
+    def _node_scores(self, part: str) -> list[float]:
+        """The scores of the nodes of ``part``'s best path read from zero, in order."""
+        found = self._scores.get(part)
+        if found is None:
+            found = []
+            for piece in self._cuts.fine(part):  # type: ignore[union-attr]
+                found += self._scores.get(piece) or self._lattice(piece)[2]
+            self._scores[part] = found
+        return found
 
     def token_strings(self, word: str) -> list[str]:
         """The token strings tokenizers reports for ``word``: unknown text stays as written."""
@@ -174,3 +320,98 @@ class Unigram(Model):
                 raise spec.fail("unk_id", unk_id, "The `unk_id` is larger than vocabulary size")
         byte_fallback = bool(spec.boolean("byte_fallback", False))
         return cls(pieces, unk_id, byte_fallback)
+
+
+class _Cuts:
+    """Where a word may be cut so that Viterbi on each part alone gives the word's ids.
+
+    A cut between two chars ``a`` and ``b`` is *safe* when (1) no piece holds ``a`` followed
+    by ``b``, so no lattice node spans the cut and every path passes through it, and (2) the
+    nodes on its two sides cannot both be unknown nodes (or the unk piece itself), which the
+    library would fuse into one token: an unknown node only covers a char that is no one-char
+    piece.
+
+    Then, in exact arithmetic, the best path of the word is the best paths of its parts
+    joined: every score after the cut is the score at the cut plus the part's own, and the
+    first-wins tie rule compares the same differences. The library's scores are f64 sums,
+    though, rounded differently at a large offset than from zero. A part's result is used only
+    where each node of its best path beat every other candidate ending there by more than
+    twice the rounding either sum can carry: at most one unit roundoff of the largest sum
+    ``(n + 1) * max|score|`` per lattice position, for an n-char word. Otherwise (ties above
+    all) the whole word goes through one lattice, exactly as the library computes it.
+
+    Cuts come in two passes: a regex finds the cuts that hold whatever the neighbour (after a
+    char no piece continues, before a char no piece leads to), and a scan of char pairs cuts
+    the parts the cache has not seen yet.
+    """
+
+    @staticmethod
+    def for_model(model: Unigram) -> _Cuts | None:
+        scores = [s for _, s in model.pieces] + [model.unk_score]
+        if model.unk_id is None or not all(math.isfinite(s) for s in scores):
+            # without unk_id a lattice fails wherever an unknown node wins anywhere, even off
+            # the best path: keep the whole word
+            return None
+        return _Cuts(model, max(abs(s) for s in scores))
+
+    def __init__(self, model: Unigram, largest: float) -> None:
+        self.threshold = 4 * _ROUNDOFF * largest * 2  # per char of the word; doubled for slack
+        pairs: set[tuple[str, str]] = set()
+        singles: set[str] = set()
+        for piece in model.vocab:
+            pairs.update(pairwise(piece))
+            if len(piece) == 1:
+                singles.add(piece)
+        unk_piece = model.pieces[model.unk_id][0]  # type: ignore[index]
+        # chars that end (start) no unknown node: one-char pieces other than the unk piece's
+        # last (first) char, when matching the unk piece gives unk_id
+        known_left, known_right = set(singles), set(singles)
+        if unk_piece and model.vocab.get(unk_piece) == model.unk_id:
+            known_left.discard(unk_piece[-1])
+            known_right.discard(unk_piece[0])
+        self.pairs = frozenset(pairs)
+        self.known_left, self.known_right = frozenset(known_left), frozenset(known_right)
+        followed = {a for a, _ in pairs}
+        preceded = {b for _, b in pairs}
+        after = known_left - followed  # a cut after each of these, whatever comes next
+        before = known_right - preceded  # and before each of these
+        self._marks_only = False
+        if not after and not before:
+            self._coarse = None
+            return
+        if _MARK in before:
+            # Cutting before each mark alone keeps the regex simple and fast (a big class costs
+            # 5x more) and gives parts that repeat as words do; fine() does the rest on a miss.
+            self._coarse = re.compile(f"[^{_MARK}]+|{_MARK}[^{_MARK}]*")
+            self._marks_only = True
+            return
+        both = _char_class(after | before)
+        ends = after - before
+        pattern = "." + (f"[^{both}]*") + (f"[{_char_class(ends)}]?" if ends else "")
+        if after:
+            pattern = f"[{_char_class(after)}]|" + pattern
+        self._coarse = re.compile(pattern, re.DOTALL)
+
+    def coarse(self, word: str) -> list[str]:
+        """``word`` cut where the cut is safe whatever the other neighbour is."""
+        if self._coarse is None or (self._marks_only and word.find(_MARK, 1) < 0):
+            return [word]
+        return self._coarse.findall(word)
+
+    def fine(self, part: str) -> list[str]:
+        """``part`` cut at every safe cut between two of its chars."""
+        pairs, left, right = self.pairs, self.known_left, self.known_right
+        if all(map(pairs.__contains__, pairwise(part))):
+            return [part]
+        out: list[str] = []
+        start = 0
+        for i, pair in enumerate(pairwise(part), 1):
+            if pair not in pairs and (pair[0] in left or pair[1] in right):
+                out.append(part[start:i])
+                start = i
+        out.append(part[start:])
+        return out
+
+
+def _char_class(chars: set[str]) -> str:
+    return "".join(re.escape(c) for c in sorted(chars))

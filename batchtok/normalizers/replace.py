@@ -22,6 +22,8 @@ class Replace(Normalizer):
     def normalize(self, text: str) -> str:
         if self.literal is not None:
             return text.replace(self.literal, self.content)
+        if not self.onig.nullable:
+            return self.onig.sub(self.content, text)
         spans = self.onig.find_spans(text)
         if any(s == e for s, e in spans):
             raise EncodeError(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+
 from .._tables import bert as bert_tables
 from ..utils.spec import Spec
+from ..utils.translate import SparseTranslate
 from .base import Normalizer, per_char
 
 # Rust's char::is_whitespace (the White_Space property).
@@ -55,7 +58,12 @@ class StripAccents(Normalizer):
     _marks = ranges_table(bert_tables.COMBINING_MARKS, None)
 
     def normalize(self, text: str) -> str:
-        return text if text.isascii() else text.translate(self._marks)
+        return text if text.isascii() else _sparse_marks()(text)
 
     def leading_at_origin(self, text: str, count: int) -> int:
         return per_char(self.normalize, text, count)
+
+
+@functools.cache
+def _sparse_marks() -> SparseTranslate:
+    return SparseTranslate(StripAccents._marks)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 
 from .._tables.unicode import DIFFERENCES, UNIDATA_VERSION
 from ..utils.spec import Spec
+from ..utils.translate import SparseTranslate
 from .base import Normalizer, leading_through, per_char
 
 
@@ -181,10 +183,15 @@ class Lowercase(Normalizer):
     def normalize(self, text: str) -> str:
         if text.isascii():
             return text.lower()
-        return text.translate(self._table)
+        return _sparse_lowercase()(text)
 
     def leading_at_origin(self, text: str, count: int) -> int:
         return per_char(self.normalize, text, count)
+
+
+@functools.cache
+def _sparse_lowercase() -> SparseTranslate:
+    return SparseTranslate(Lowercase._table)
 
 
 class Nmt(Normalizer):

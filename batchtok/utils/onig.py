@@ -623,6 +623,10 @@ class OnigPattern:
 
     def sub(self, content: str, text: str) -> str:
         """Replace every match by ``content`` (literally), as the Replace normalizer does."""
+        if not self.nullable:
+            # no empty match: Python's own sub finds the spans onig's find_iter finds
+            literal = content if "\\" not in content else (lambda _: content)
+            return self._pattern_for(text).sub(literal, text)
         spans = self.find_spans(text)
         if not spans:
             return text
