@@ -57,7 +57,6 @@ class SparseTranslate:
         pattern = char_class(by_char)
         self._changed = re.compile(pattern) if pattern else None
         self._by_char = by_char
-        self._replacement = lambda m: by_char.get(m.group(), m.group())
         # chars whose replacement holds no changed char: replacing them one after another
         # (str.replace, one pass each) is the same as replacing all at once
         self._plain = frozenset(c for c, new in by_char.items() if not set(new) & by_char.keys())
@@ -74,3 +73,7 @@ class SparseTranslate:
                 text = text.replace(char, self._by_char[char])
             return text
         return self._changed.sub(self._replacement, text)
+
+    def _replacement(self, match: re.Match[str]) -> str:
+        char = match.group()
+        return self._by_char.get(char, char)
