@@ -236,6 +236,21 @@ def is_text_type(t: pa.DataType) -> bool:
     )
 
 
+def _output_column_clash(job: Job, keep: tuple[str, ...], path: str) -> Problem | None:
+    """The problem if the ids or count column would take the name of a kept input column."""
+    for key, column in (
+        ("output.ids_column", job.ids_column),
+        ("output.count_column", job.count_column),
+    ):
+        if column in keep:
+            return job.problem(
+                key,
+                f'"{column}" is also a column of {path} kept in the output; choose another '
+                "name or leave that column out with output.keep_columns",
+            )
+    return None
+
+
 def read_input(
     path: str, rel: str, job: Job, problems: list[Problem], record: dict[str, Any] | None = None
 ) -> InputFile | None:
@@ -288,19 +303,10 @@ def read_input(
             return None
         wanted = set(job.keep_columns)
         keep = tuple(n for n in names if n in wanted)
-    for key, column in (
-        ("output.ids_column", job.ids_column),
-        ("output.count_column", job.count_column),
-    ):
-        if column in keep:
-            problems.append(
-                job.problem(
-                    key,
-                    f'"{column}" is also a column of {path} kept in the output; choose another '
-                    "name or leave that column out with output.keep_columns",
-                )
-            )
-            return None
+    clash = _output_column_clash(job, keep, path)
+    if clash is not None:
+        problems.append(clash)
+        return None
     # Parquet numbers leaf columns depth-first over the schema; map each field to its leaves.
     leaves: dict[str, range] = {}
     at = 0
@@ -405,15 +411,10 @@ def read_jsonl_input(
         return None
     fields = jsonl_fields(job)
     keep = fields if job.keep_columns is None else tuple(dict.fromkeys(job.keep_columns))
-    for key, column in (
-        ("output.ids_column", job.ids_column),
-        ("output.count_column", job.count_column),
-    ):
-        if column in keep:
-            problems.append(
-                job.problem(key, f'"{column}" is also a field kept from {path}; choose another')
-            )
-            return None
+    clash = _output_column_clash(job, keep, path)
+    if clash is not None:
+        problems.append(clash)
+        return None
     return InputFile(
         path=path,
         rel=rel,
