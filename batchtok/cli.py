@@ -10,7 +10,7 @@ import click
 
 from . import __version__
 from .errors import EncodeError, TokenizerFileError
-from .explain import ALL_PIECES, ExplainMismatch, render
+from .explain import ALL_PIECES, ExplainMismatch, MergesRequestError, render
 from .explain import explain as explain_text
 from .tokenizer import Tokenizer
 
@@ -153,6 +153,8 @@ def explain(
         raise click.ClickException(f"MISMATCH: {exc}") from exc
     except EncodeError as exc:
         raise click.ClickException(f"cannot encode this text: {exc}") from exc
+    except MergesRequestError as exc:
+        raise click.BadParameter(str(exc), param_hint="--merges") from exc
     if as_json:
         click.echo(json.dumps({"tokenizer": tokenizer_path, **doc}, ensure_ascii=False))
         return

@@ -31,6 +31,7 @@ import click
 from .encoding import Encoding
 from .errors import EncodeError
 from .models import BPE
+from .normalizers import Normalizer
 from .pre_tokenizers import ByteLevel, Sequence
 from .processors import default_process
 from .tokenizer import Tokenizer
@@ -42,6 +43,10 @@ ALL_PIECES = "*"  # merges=ALL_PIECES: the merges of every pre-token
 
 class ExplainMismatch(EncodeError):
     """The stage-by-stage walk disagrees with :meth:`Tokenizer.encode` (a batchtok bug)."""
+
+
+class MergesRequestError(ValueError):
+    """Merges asked of a file that has none (not BPE), or of a piece the text does not have."""
 
 
 def explain(
@@ -75,10 +80,9 @@ def explain(
             stages += seq_stages
             encodings.append(Encoding.of_sequence(ids, tokens, index))
         if wanted.pieces and not wanted.found:
-            raise click.BadParameter(
+            raise MergesRequestError(
                 f"no pre-token of the text is {' or '.join(map(repr, wanted.pieces))}; "
-                f"the pre-tokens are {_pre_token_list(stages)}",
-                param_hint="--merges",
+                f"the pre-tokens are {_pre_token_list(stages)}"
             )
         encoding = _post_process(tok, encodings, add_special_tokens, stages)
         expected = tok.encode(text, pair, add_special_tokens=add_special_tokens)
@@ -134,7 +138,7 @@ def _sequence_stages(
         if token_id is not None:
             raw_fragments.append(_fragment(tok, piece, token_id))
             fragments.append(_fragment(tok, piece, token_id) | {"normalized": False})
-            _check("added-token split", final[at][:2], (piece, token_id))
+            _check("added-token split", final[at][:2] if at < len(final) else (), (piece, token_id))
             at += 1
             continue
         raw_fragments.append(_fragment(tok, piece, None))
@@ -169,7 +173,7 @@ def _sequence_stages(
         {
             "stage": "normalizer",
             "sequence": index,
-            "component": _describe(normalizer),
+            "component": _normalizer_name(normalizer),
             "changed": any(n["input"] != n["output"] for n in normalized),
             "fragments": normalized,
         },
@@ -214,6 +218,16 @@ def _sequence_stages(
         }
     )
     return stages, ids, tokens
+
+
+def _normalizer_name(normalizer: Normalizer | None) -> str | None:
+    """The normalizer as the file spells it (a fused Sequence shown as its steps)."""
+    if normalizer is None:
+        return None
+    steps = normalizer.steps()
+    if steps == [normalizer]:
+        return normalizer.describe()
+    return "Sequence[" + ", ".join(step.describe() for step in steps) + "]"
 
 
 def _is_special(tok: Tokenizer, token_id: int) -> bool:
@@ -276,6 +290,7 @@ def _post_process(
     a, b = encodings[0], encodings[1] if len(encodings) > 1 else None
     before = [len(e) for e in encodings]
     truncation = tok.truncation
+    # the tokenizer's own truncation and padding steps, run one at a time here
     max_length = tok._truncate_max_length(b is not None, add_special_tokens)
     if max_length is not None:
         truncate_encodings(a, b, tok._truncation, max_length)  # type: ignore[arg-type]
@@ -372,9 +387,8 @@ class _MergeMatcher:
 def _merge_matcher(tok: Tokenizer, merges: Iterable[str]) -> _MergeMatcher:
     pieces = list(merges)
     if pieces and not isinstance(tok.model, BPE):
-        raise click.BadParameter(
-            f"merges are a BPE notion; this file's model is {type(tok.model).__name__}",
-            param_hint="--merges",
+        raise MergesRequestError(
+            f"merges are a BPE notion; this file's model is {type(tok.model).__name__}"
         )
     pre = tok.pre_tokenizer
     stages = pre.pretokenizers if isinstance(pre, Sequence) else [pre]
@@ -471,15 +485,16 @@ def _render_model(stage: dict) -> list[str]:
     width = max((len(repr(p["text"])) for p in stage["pieces"]), default=0)
     n = 0  # tokens so far: backgrounds alternate across the whole sequence
     for p in stage["pieces"]:
+        pad = " " * (width - len(repr(p["text"])))
         if p["kind"] != "pre-token":
-            tokens = p["tokens"]
-            lines.append(f"    {repr(p['text']):<{width}}  {p['kind']} token {tokens[0]['id']}")
+            shown = _piece(p["text"], p["kind"] == "special")
+            lines.append(f"    {shown}{pad}  {p['kind']} token {p['tokens'][0]['id']}")
             continue
         shown = " ".join(
             _token(t["token"], n + i) + f" {t['id']}" for i, t in enumerate(p["tokens"])
         )
         n += len(p["tokens"])
-        lines.append(f"    {repr(p['text']):<{width}}  -> {shown or _dim('(no token)')}")
+        lines.append(f"    {p['text']!r}{pad}  -> {shown or _dim('(no token)')}")
         if "merges" in p:
             lines += _merge_lines(p["merges"])
     if not stage["pieces"]:

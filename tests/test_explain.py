@@ -15,12 +15,15 @@ import click
 import pytest
 import tokenizers
 from click.testing import CliRunner
+from hypothesis import given, settings
 
 import batchtok
 from batchtok.cli import main
 from batchtok.explain import ALL_PIECES, ExplainMismatch, explain
+from tests.support.adversarial import INTERESTING
 from tests.support.fixtures import fixture_path
-from tests.support.oracle import pair_for, pair_from_json, tokenizer_json
+from tests.support.oracle import pair_for, pair_from_json, text_strategy, tokenizer_json
+from tests.support.tier import examples
 
 GPT2 = pathlib.Path(__file__).resolve().parents[1] / "configs/tokenizers/gpt2/tokenizer.json"
 
@@ -182,6 +185,24 @@ def test_pairs_and_options_match_the_oracle(name):
     finally:
         ref.encode_special_tokens = False
     assert not ours.encode_special_tokens  # restored
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama2", "minilm", "t5-unigram"])
+def test_random_texts_match_the_oracle(name):
+    """Arbitrary Unicode mixed with the file's added tokens and the strings components care
+    about: every stage still matches the oracle's components."""
+    ours, ref = _pair(name)
+    first_scheme = _has_first_scheme(name)
+    added = [t["content"] for t in json.loads(_json(name))["added_tokens"][:8]]
+
+    @settings(max_examples=examples(200), deadline=None)
+    @given(text_strategy(INTERESTING + added))
+    def check(text):
+        doc = explain(ours, text)
+        _check_sequence(doc, ref, 0, first_scheme)
+        _check_result(doc, ref)
+
+    check()
 
 
 def _file_ranks(name: str) -> dict[tuple[str, str], int]:
