@@ -53,15 +53,17 @@ TEXTS = (
 
 
 def _pair(name: str) -> tuple[batchtok.Tokenizer, tokenizers.Tokenizer]:
-    if name == "gpt2":
-        return pair_from_json(GPT2.read_text(encoding="utf-8"))
-    return pair_for(name)
+    return pair_from_json(_json(name)) if name == "gpt2" else pair_for(name)
+
+
+def _json(name: str) -> str:
+    """The tokenizer.json text of a file of FILES."""
+    return GPT2.read_text("utf-8") if name == "gpt2" else tokenizer_json(name)
 
 
 def _texts(name: str) -> list[str]:
     """The shared texts, and texts around each kind of added token the file has."""
-    data = json.loads(GPT2.read_text("utf-8") if name == "gpt2" else tokenizer_json(name))
-    added = data["added_tokens"]
+    added = json.loads(_json(name))["added_tokens"]
     picks = [t for t in added if t["special"]][:1] + [t for t in added if not t["special"]][:1]
     picks += [t for t in added if t["normalized"]][:1]
     out = list(TEXTS)
@@ -91,10 +93,6 @@ def _stage(doc: dict, name: str, sequence: int | None = None) -> dict:
 
 def _has_first_scheme(name: str) -> bool:
     return '"prepend_scheme": "first"' in json.dumps(json.loads(_json(name)))
-
-
-def _json(name: str) -> str:
-    return GPT2.read_text("utf-8") if name == "gpt2" else tokenizer_json(name)
 
 
 def _check_sequence(doc: dict, ref: tokenizers.Tokenizer, seq: int, first_scheme: bool) -> None:
