@@ -31,6 +31,7 @@ import click
 from .encoding import Encoding
 from .errors import EncodeError
 from .models import BPE
+from .normalizers import ByteLevel as ByteLevelNormalizer
 from .normalizers import Normalizer
 from .pre_tokenizers import ByteLevel, Sequence
 from .processors import default_process
@@ -390,9 +391,14 @@ def _merge_matcher(tok: Tokenizer, merges: Iterable[str]) -> _MergeMatcher:
         raise MergesRequestError(
             f"merges are a BPE notion; this file's model is {type(tok.model).__name__}"
         )
+    # the bytes are mapped by a ByteLevel pre-tokenizer, or by a ByteLevel normalizer
     pre = tok.pre_tokenizer
     stages = pre.pretokenizers if isinstance(pre, Sequence) else [pre]
-    return _MergeMatcher(pieces, any(isinstance(s, ByteLevel) for s in stages))
+    normalizers = tok.normalizer.steps() if tok.normalizer is not None else []
+    byte_level = any(isinstance(s, ByteLevel) for s in stages) or any(
+        isinstance(n, ByteLevelNormalizer) for n in normalizers
+    )
+    return _MergeMatcher(pieces, byte_level)
 
 
 # -- rendering ----------------------------------------------------------------------------------

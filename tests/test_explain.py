@@ -231,12 +231,19 @@ def test_bpe_merges_follow_the_file_ranks(name):
         assert symbols == [t.value for t in ref.model.tokenize(p["text"])]
 
 
-def test_merges_of_one_piece_by_its_text_or_its_byte_level_form():
-    ours, _ = _pair("gpt2")
-    for piece in (" world", "Ġworld"):
-        doc = explain(ours, "Hello world", merges=[piece])
+@pytest.mark.parametrize(
+    "name,text,pieces,shown",
+    [
+        ("gpt2", "Hello world", (" world", "Ġworld"), "Ġworld"),  # a ByteLevel pre-tokenizer
+        ("ks-bpe-bytelevel-chardelimiter", "naïve x", ("naïve", "naÃ¯ve"), "naÃ¯ve"),  # normalizer
+    ],
+)
+def test_merges_of_one_piece_by_its_text_or_its_byte_level_form(name, text, pieces, shown):
+    ours, _ = _pair(name)
+    for piece in pieces:
+        doc = explain(ours, text, merges=[piece])
         with_merges = [p["text"] for p in _stage(doc, "model", 0)["pieces"] if "merges" in p]
-        assert with_merges == ["Ġworld"]
+        assert with_merges == [shown]
 
 
 # -- the command ---------------------------------------------------------------------------------
