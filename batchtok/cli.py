@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 
 import click
 
 from . import __version__
-from .errors import TokenizerFileError
+from .errors import EncodeError, TokenizerFileError
+from .explain import ALL_PIECES, ExplainMismatch, MergesRequestError, render
+from .explain import explain as explain_text
 from .tokenizer import Tokenizer
 
 
@@ -21,14 +24,7 @@ def _load(path: str) -> Tokenizer:
         raise click.ClickException(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="batchtok")
-def main() -> None:
-    """Tokenize text exactly as Hugging Face `tokenizers` does, from a tokenizer.json."""
-
-
-@main.command()
-@click.option(
+tokenizer_option = click.option(
     "--tokenizer",
     "-t",
     "tokenizer_path",
@@ -36,18 +32,33 @@ def main() -> None:
     type=click.Path(exists=True, dir_okay=False),
     help="Path to a tokenizer.json.",
 )
-@click.option(
-    "--special-tokens/--no-special-tokens",
-    default=True,
-    show_default=True,
-    help="Add the post-processor's special tokens (BOS/EOS...) around each text.",
-)
-@click.option(
-    "--special-text-as-text",
-    is_flag=True,
-    help="Encode special-token strings found inside the text (e.g. '<|endoftext|>') as "
-    "ordinary text instead of as the special token.",
-)
+
+
+def special_token_options(command: Callable) -> Callable:
+    """The options deciding special tokens, as `encode` and `explain` share them."""
+    command = click.option(
+        "--special-text-as-text",
+        is_flag=True,
+        help="Encode special-token strings found inside the text (e.g. '<|endoftext|>') as "
+        "ordinary text instead of as the special token.",
+    )(command)
+    return click.option(
+        "--special-tokens/--no-special-tokens",
+        default=True,
+        show_default=True,
+        help="Add the post-processor's special tokens (BOS/EOS...) around each text.",
+    )(command)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="batchtok")
+def main() -> None:
+    """Tokenize text exactly as Hugging Face `tokenizers` does, from a tokenizer.json."""
+
+
+@main.command()
+@tokenizer_option
+@special_token_options
 @click.argument("texts", nargs=-1)
 def encode(tokenizer_path: str, special_tokens: bool, special_text_as_text: bool, texts) -> None:
     """Print the ids of each TEXT (or of each line of stdin) as one JSON array per line.
@@ -82,6 +93,73 @@ def inspect(path: str) -> None:
     click.echo(f"{path}: loads")
     for line in tok.describe().splitlines():
         click.echo("  " + line)
+
+
+@main.command()
+@tokenizer_option
+@click.option("--pair", default=None, help="A second sequence, encoded as the pair of TEXT.")
+@special_token_options
+@click.option(
+    "--merges",
+    "merges",
+    multiple=True,
+    is_flag=False,
+    flag_value=ALL_PIECES,
+    metavar="[PIECE]",
+    help="BPE only: list the merges applied to PIECE (a pre-token as shown, or its text "
+    "before the byte-level mapping), in order; without PIECE, to every pre-token. Repeatable. "
+    "Put a bare --merges after TEXT, or it takes TEXT as its PIECE.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead.")
+@click.option(
+    "--color/--no-color",
+    default=None,
+    help="Force colours on or off (default: on when stdout is a terminal).",
+)
+@click.argument("text")
+def explain(
+    tokenizer_path: str,
+    pair: str | None,
+    special_tokens: bool,
+    special_text_as_text: bool,
+    merges: tuple[str, ...],
+    as_json: bool,
+    color: bool | None,
+    text: str,
+) -> None:
+    """Show TEXT's path through the tokenizer, stage by stage, as `tokenizers` takes it.
+
+    The added tokens found (in the raw text, then in the normalized text), each normalizer's
+    output, the pre-tokens each pre-tokenizer cuts, the model's tokens and ids, what
+    truncation, the post-processor and padding change, and the decoded text. A stage that
+    changes nothing says so in one line. The ids shown are checked to be exactly `batchtok
+    encode`'s; if the stages ever disagree with them, the command fails (exit 1) and says so.
+
+    \b
+    Example:
+      batchtok explain -t configs/tokenizers/gpt2/tokenizer.json "Hello world" --merges
+    """
+    tok = _load(tokenizer_path)
+    try:
+        doc = explain_text(
+            tok,
+            text,
+            pair,
+            add_special_tokens=special_tokens,
+            special_text_as_text=special_text_as_text,
+            merges=merges,
+        )
+    except ExplainMismatch as exc:
+        raise click.ClickException(f"MISMATCH: {exc}") from exc
+    except EncodeError as exc:
+        raise click.ClickException(f"cannot encode this text: {exc}") from exc
+    except MergesRequestError as exc:
+        raise click.BadParameter(str(exc), param_hint="--merges") from exc
+    if as_json:
+        click.echo(json.dumps({"tokenizer": tokenizer_path, **doc}, ensure_ascii=False))
+        return
+    for line in render(doc):
+        click.echo(line, color=color)
 
 
 def _register_runner() -> None:

@@ -7,6 +7,7 @@ words where BPE merges the two sides independently.
 from __future__ import annotations
 
 import heapq
+from typing import NamedTuple
 
 from ..errors import EncodeError, TokenizerFileError
 from ..utils.spec import Spec
@@ -23,6 +24,17 @@ _SEGMENT_ENTRIES = 1 << 16
 
 
 _NEVER = 1 << 62  # the rank of a pair that has no merge
+
+
+class MergeStep(NamedTuple):
+    """One merge BPE applied: ``left`` and ``right`` (symbols ``at`` and ``at + 1``) became
+    ``merged``; ``rank``: the merge's line in the file's ``merges`` (0 first)."""
+
+    rank: int
+    left: str
+    right: str
+    merged: str
+    at: int
 
 
 class BPE(Model):
@@ -225,6 +237,29 @@ class BPE(Model):
                 if r is not None:
                     heapq.heappush(heap, (r, p))
         return [t for t, ok in zip(ids, alive) if ok]
+
+    def merge_steps(self, word: str) -> tuple[list[str], list[MergeStep]]:
+        """(initial symbols, the merges applied to them in order) for ``word``: each step
+        joins the adjacent pair of lowest rank, the leftmost of equals, as :meth:`tokenize`
+        does (the symbols left at the end are its tokens). Slow, for explaining a word."""
+        if self.ignore_merges and word in self.vocab:
+            return [word], []
+        symbols = self._symbols(word)
+        vocab, vocab_r, stride = self.vocab, self.vocab_r, self.stride
+        ids = [vocab[s] for s in symbols]
+        steps: list[MergeStep] = []
+        while len(ids) > 1:
+            packed = [self.pairs.get(a * stride + b, _NEVER) for a, b in zip(ids, ids[1:])]
+            best = min(packed)
+            if best == _NEVER:
+                break
+            at = packed.index(best)
+            new = best & 0xFFFFFFFF
+            steps.append(
+                MergeStep(best >> 32, vocab_r[ids[at]], vocab_r[ids[at + 1]], vocab_r[new], at)
+            )
+            ids[at : at + 2] = [new]
+        return symbols, steps
 
     def describe(self) -> str:
         flags = [

@@ -21,6 +21,12 @@ class Normalizer:
         """
         raise NotImplementedError
 
+    def steps(self) -> list[Normalizer]:
+        """The normalizers this one applies in turn, as the file lists them: itself, except
+        for a Sequence (``tokenizer.normalizer[i]`` in `tokenizers`). For explaining a text;
+        encode never asks."""
+        return [self]
+
     def describe(self) -> str:
         return type(self).__name__
 

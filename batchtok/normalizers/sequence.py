@@ -31,6 +31,9 @@ class Sequence(Normalizer):
     def leading_at_origin(self, text: str, count: int) -> int:
         return self.leading_from_stages(self.stage_texts(text), count)
 
+    def steps(self) -> list[Normalizer]:
+        return list(self.normalizers)
+
     def leading_from_stages(self, texts: list[str], count: int) -> int:
         """:meth:`leading_at_origin` of ``texts[0]``, given its :meth:`stage_texts`."""
         for n, text in zip(self.normalizers, texts):
@@ -58,7 +61,7 @@ class Sequence(Normalizer):
             and len(children[0].prepend) == 1
             and children[1].content == children[0].prepend
         ):
-            return MetaspaceNormalizer(children[0].prepend)
+            return MetaspaceNormalizer(children[0], children[1])
         return cls(children)
 
 
@@ -69,10 +72,12 @@ class MetaspaceNormalizer(Normalizer):
     space, exactly as the two steps do.
     """
 
-    def __init__(self, replacement: str) -> None:
+    def __init__(self, prepend: Prepend, replace: Replace) -> None:
         self.metaspace = MetaspaceTransform(
-            replacement, "always", split=False, skip_if_leading=False
+            prepend.prepend, "always", split=False, skip_if_leading=False
         )
+        # the two steps as the file spells them, for steps(); normalize runs the fused one
+        self.prepend, self.replace = prepend, replace
 
     def normalize(self, text: str) -> str:
         return self.metaspace.apply(text, True)
@@ -80,6 +85,9 @@ class MetaspaceNormalizer(Normalizer):
     def leading_at_origin(self, text: str, count: int) -> int:
         # Prepend aligns its char to the first one; Replace of one char keeps alignments.
         return count + 1 if count else 0
+
+    def steps(self) -> list[Normalizer]:
+        return [self.prepend, self.replace]
 
     def describe(self) -> str:
         return f"Sequence[Prepend, Replace] = {self.metaspace.describe()}"

@@ -147,7 +147,7 @@ class UnicodeForm(Normalizer):
             raise spec.fail("type", cls.__name__, str(exc)) from exc
 
     def describe(self) -> str:
-        return "UnicodeForm"
+        return self.form  # the JSON tag: NFC, NFD, NFKC or NFKD
 
 
 def _first(item: tuple) -> object:

@@ -34,6 +34,15 @@ class Sequence(PreTokenizer):
             pieces = p.pre_tokenize(pieces, at_start if i == 0 else False)
         return pieces
 
+    def stage_pieces(self, pieces: list[str], at_start: AtStart = False) -> list[list[str]]:
+        """The pieces after each pre-tokenizer in turn (the last list is :meth:`pre_tokenize`'s):
+        what ``pre_tokenizer[i].pre_tokenize`` leaves in `tokenizers` when each runs on the
+        same PreTokenizedString. For explaining a text; encode never asks."""
+        stages = self.pretokenizers
+        return [
+            Sequence(stages[: i + 1]).pre_tokenize(pieces, at_start) for i in range(len(stages))
+        ]
+
     def split_counted(self, piece: str, count: int) -> list[tuple[str, int]]:
         counted = [(piece, count)]
         for stage in self.pretokenizers:

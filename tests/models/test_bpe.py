@@ -182,6 +182,49 @@ def test_duplicate_merge_later_one_wins():
     assert_agree(pair_from_json(with_model(base, merges=edited)), ADVERSARIAL + LONG_WORDS[:4])
 
 
+MERGE_STEP_FILES = {
+    "byte_level": lambda: with_model(byte_level_base()),
+    "ignore_merges": lambda: with_model(byte_level_base(), ignore_merges=True),
+    "duplicate_merges": lambda: with_model(
+        byte_level_base(),
+        merges=byte_level_base()["model"]["merges"][::-1][:50]
+        + byte_level_base()["model"]["merges"],
+    ),
+    "prefix_suffix_unk": lambda: json.dumps(char_level_base("##", "</w>")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MERGE_STEP_FILES))
+def test_merge_steps_replay_to_the_oracle_tokens(name):
+    """``BPE.merge_steps``: the merges, replayed on the initial symbols, give the oracle model's
+    tokens; each joins the pair ranked lowest in the file's merges (a later duplicate's rank),
+    the leftmost of equals, until no adjacent pair has a merge."""
+    tj = MERGE_STEP_FILES[name]()
+    ours, ref = pair_from_json(tj)
+    merges = json.loads(tj)["model"]["merges"]
+    ranks = {tuple(m): rank for rank, m in enumerate(merges)}
+    prefix = ours.model.prefix
+    words = [
+        w
+        for text in ADVERSARIAL + LONG_WORDS[-8:]
+        for w, _ in ref.pre_tokenizer.pre_tokenize_str(text)
+    ]
+    for word in words:
+        symbols, steps = ours.model.merge_steps(word)
+        current = list(symbols)
+        for step in steps:
+            adjacent = [ranks.get(pair) for pair in zip(current, current[1:])]
+            best = min(r for r in adjacent if r is not None)
+            assert (step.rank, step.at) == (best, adjacent.index(best)), word
+            left, right = current[step.at : step.at + 2]
+            assert (step.left, step.right) == (left, right)
+            assert step.merged == left + right[len(prefix) :]
+            current[step.at : step.at + 2] = [step.merged]
+        if not (ours.model.ignore_merges and word in ours.model.vocab):
+            assert all(pair not in ranks for pair in zip(current, current[1:])), word
+        assert current == [t.value for t in ref.model.tokenize(word)], word
+
+
 def test_nonzero_dropout_is_refused():
     """Dropout makes the oracle's output random; batchtok refuses it (documented)."""
     tj = with_model(byte_level_base(), dropout=0.25)

@@ -216,6 +216,27 @@ def test_normalizer_with_added_tokens_and_prefix_space(name):
     assert_agree(pair_from_json(tj), ADVERSARIAL)
 
 
+@pytest.mark.parametrize("name", sorted(NORMALIZERS))
+def test_steps_are_the_oracle_sequence_items(name):
+    """``Normalizer.steps()`` (what ``batchtok explain`` shows) are the file's normalizers, the
+    Llama-2 pair fused into one Metaspace included: applied in turn, each gives what the
+    oracle's ``normalizer[i].normalize_str`` gives, and the last is ``normalize``."""
+    ours, ref = pair_from_json(config(NORMALIZERS[name]))
+    steps = ours.normalizer.steps()
+    if isinstance(ref.normalizer, tokenizers.normalizers.Sequence):
+        assert len(steps) == len(ref.normalizer)
+        theirs = [ref.normalizer[i] for i in range(len(steps))]
+    else:
+        theirs = [ref.normalizer]
+    for text in ADVERSARIAL:
+        current = text
+        for step, other in zip(steps, theirs):
+            expected = other.normalize_str(current)
+            current = step.normalize(current)
+            assert current == expected, (step.describe(), text)
+        assert current == ours.normalizer.normalize(text)
+
+
 @pytest.mark.parametrize("name", sorted(ZERO_WIDTH_AT_START))
 @pytest.mark.parametrize("prefix_space", [False, True])
 def test_replace_matching_empty_at_fragment_start(name, prefix_space):

@@ -16,6 +16,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tokenizers import PreTokenizedString
 
 from batchtok import Tokenizer
 from batchtok.added_vocabulary import LeadingCount
@@ -373,3 +374,22 @@ def test_sub_fragment_after_a_normalized_token_keeps_its_count():
     counts = [c for _, _, c in fragments]
     assert all(isinstance(c, LeadingCount) for c in counts)
     assert [c.__index__() for c in counts] == [2, 1]
+
+
+@pytest.mark.parametrize("pre", [p for p in PRE_TOKENIZERS if p not in ("split", "nosplit")])
+def test_stage_pieces_are_the_oracle_steps(pre):
+    """``Sequence.stage_pieces`` (what ``batchtok explain`` shows): the pieces after each
+    pre-tokenizer in turn are what the oracle's ``pre_tokenizer[i].pre_tokenize`` leaves on
+    one PreTokenizedString, the Metaspace "first" count carried as in encode."""
+    ours, ref = pair("none", pre)
+    theirs = [ref.pre_tokenizer[i] for i in range(len(ours.pre_tokenizer.pretokenizers))]
+    for text in TEXTS:
+        if not text:
+            continue
+        ((fragment, _, at_start),) = ours.added_vocabulary.split(text, None, False)
+        stages = ours.pre_tokenizer.stage_pieces([fragment], at_start)
+        pts = PreTokenizedString(text)
+        for ours_pieces, stage in zip(stages, theirs, strict=True):
+            stage.pre_tokenize(pts)
+            assert ours_pieces == [s for s, _, _ in pts.get_splits()], (text, stage)
+        assert stages[-1] == ours.pre_tokenizer.pre_tokenize([fragment], at_start)
