@@ -50,7 +50,7 @@ from batchtok.formats.files import FormatError, read_sidecar
 
 from . import exit_codes as codes
 from .encode import Encoder, TokenizerFacts, applied_truncation, described_options, eos_id
-from .errors import RunnerError
+from .errors import OracleMissing
 from .inputs import InputFile, open_source
 from .job import Job, display_path
 from .jsonl import is_jsonl, jsonl_compression, open_stream, read_rows
@@ -64,12 +64,6 @@ DEFAULT_SEED = 0
 EXTRA = "pip install 'batchtok[audit]'"
 BATCH_ROWS = 2048  # input rows read (and encoded) at a time
 MISMATCHES_KEPT = 100  # listed in the report; the rest are counted
-
-
-class OracleMissing(RunnerError):
-    """``tokenizers`` is not installed: the audit cannot run (a usage error, exit 2)."""
-
-    exit_code = codes.EXIT_USAGE
 
 
 def import_oracle() -> Any:
@@ -618,23 +612,22 @@ class JobAudit:
         results = _encoded(self.oracle, picked, self.job.pair_column is not None)
         written = out.rows(rows)
         for row in rows:
-            ids, count = written.get(row, (None, None))
-            wrong_count = count != (None if ids is None else len(ids))
-            reason = (
-                f"the count column says {count} for {len(ids or [])} ids" if wrong_count else ""
-            )
-            expected = self.expected(results[row])
-            compare(
-                self.report,
-                audit,
-                self.oracle,
-                row,
-                f"row {row}",
-                ids,
-                expected,
-                reason,
-                wrong_count,
-            )
+            self._compare_row(audit, row, row, written, self.expected(results[row]))
+
+    def _compare_row(
+        self,
+        audit: FileAudit,
+        row: int,
+        output_row: int,
+        written: dict[int, tuple[list[int] | None, int | None]],
+        expected: list[int] | None,
+    ) -> None:
+        """One Parquet row: its ids, and its count column, which must be their number."""
+        ids, count = written.get(output_row, (None, None))
+        wrong_count = count != (None if ids is None else len(ids))
+        reason = f"the count column says {count} for {len(ids or [])} ids" if wrong_count else ""
+        where = f"row {output_row}"
+        compare(self.report, audit, self.oracle, row, where, ids, expected, reason, wrong_count)
 
     def _documents(
         self, f: InputFile, rows: list[int], encode_all: bool
@@ -692,8 +685,7 @@ class JobAudit:
                 if expected is None and self.job.bad_rows == "skip":
                     compare(self.report, audit, self.oracle, row, "skipped", None, None)
                     continue
-                ids, _ = written.get(document, (None, None))
-                compare(self.report, audit, self.oracle, row, f"row {document}", ids, expected)
+                self._compare_row(audit, row, document, written, expected)
             return
         self._compare_documents(f, audit, rows, found)
 

@@ -16,8 +16,8 @@ import click
 import pyarrow as pa
 
 from . import exit_codes as codes
-from .audit import DEFAULT_SAMPLE, DEFAULT_SEED, OracleMissing, audit_job, audit_texts
-from .errors import JobError
+from .audit import DEFAULT_SAMPLE, DEFAULT_SEED, audit_job, audit_texts
+from .errors import JobError, OracleMissing
 from .job import COMMAND_LINE, load_job, parse_override, settings_table
 from .lock import current_holder, unfinished_run
 from .prepare import plan_job, state_dir

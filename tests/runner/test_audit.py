@@ -111,20 +111,21 @@ def _document_offset(documents: list[list[int]], document: int) -> int:
 
 
 CASES = [
-    ("parquet", None),
-    ("parquet", 64),
-    ("megatron", None),
-    ("datatrove", None),
-    ("megatron", 64),
+    ("parquet", None, "null_ids"),
+    ("parquet", None, "skip"),
+    ("parquet", 64, "null_ids"),
+    ("megatron", None, "null_ids"),
+    ("datatrove", None, "empty_ids"),
+    ("megatron", 64, "null_ids"),
 ]
 
 
-@pytest.mark.parametrize(("format", "pack"), CASES)
+@pytest.mark.parametrize(("format", "pack", "bad_rows"), CASES)
 def test_a_clean_output_passes_and_one_planted_wrong_id_is_found(
-    tmp_path: Path, format: str, pack: int | None
+    tmp_path: Path, format: str, pack: int | None, bad_rows: str
 ) -> None:
     rows = _inputs(tmp_path)
-    settings: dict = {"output__format": format}
+    settings: dict = {"output__format": format, "run__bad_rows": bad_rows}
     if format != "parquet" or pack:
         settings["output__append_eos"] = True
     if pack:
@@ -138,19 +139,22 @@ def test_a_clean_output_passes_and_one_planted_wrong_id_is_found(
 
     # the independent check: what the format's own reader gives is the oracle's, so the audit
     # had something right to pass on
-    a = rows["a"]
-    want = oracle_ids([t for t in a if t is not None])
+    eos = format != "parquet" or pack
+    encoded = iter(oracle_ids([t for t in rows["a"] if t is not None]))
+    per_row = [None if t is None else next(encoded) for t in rows["a"]]
+    per_row = [ids + [50256] if eos and ids else ids for ids in per_row]
+    documents = [[] if ids is None else ids for ids in per_row]
+    if bad_rows != "empty_ids":
+        documents = [ids for ids in per_row if ids is not None]
     out = tmp_path / "out"
     row = 40  # the planted id: input row 40 of a.parquet, position 3 of its ids
     position = 3
-    documents = (
-        [ids + [50256] if ids else [] for ids in want] if format != "parquet" or pack else want
-    )
-    document = row - 1  # the null row 5 is no document
+    document = row - (bad_rows != "empty_ids")  # the null row 5 is no document (unless empty)
     offset = _document_offset(documents, document) + position  # of the id in the token stream
     if format == "parquet" and not pack:
-        old, new = _plant_in_parquet(out / "a.parquet", row, position)
-        where = f"row {row}"
+        output_row = row if bad_rows == "null_ids" else document
+        old, new = _plant_in_parquet(out / "a.parquet", output_row, position)
+        where = f"row {output_row}"
     elif format == "parquet":
         old, new = _plant_in_parquet(out / "a.parquet", offset // pack, offset % pack)
         start = offset - position
