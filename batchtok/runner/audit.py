@@ -294,7 +294,7 @@ class AuditReport:
         """The report as ``batchtok audit`` prints it."""
         out = [
             f"audit of {self.source} against tokenizers {self.tokenizers_version} "
-            f"(sample {self.sample:,} rows, seed {self.seed})"
+            f"(sample of {self.sample:,} rows asked, seed {self.seed})"
         ]
         for f in self.files:
             bad = f", {f.bad_rows} of them bad rows confirmed" if f.bad_rows else ""
@@ -385,17 +385,22 @@ class ParquetRows:
             accumulate((meta.row_group(i).num_rows for i in range(meta.num_row_groups)), initial=0)
         )
         self.num_rows = meta.num_rows
+        self.unreadable: set[int] = set()  # rows asked for in row groups that cannot be read
 
-    def _group(self, i: int) -> pa.Table:
+    def _group(self, i: int) -> pa.Table | None:
+        """Row group ``i``'s ids and counts; None (a problem said) if it cannot be read."""
         try:
             return self.file.read_row_group(i, columns=self.columns, use_threads=False)
         except (OSError, pa.ArrowException) as exc:
-            self.problems.append(
-                f"{self.path} row group {i} does not read back whole ({exc}); its ids are "
-                "compared as read without page checksums"
-            )
+            problem = f"{self.path} row group {i} does not read back whole ({exc})"
+        try:
             unchecked = pq.ParquetFile(self.path, page_checksum_verification=False)
-            return unchecked.read_row_group(i, columns=self.columns, use_threads=False)
+            table = unchecked.read_row_group(i, columns=self.columns, use_threads=False)
+        except (OSError, pa.ArrowException) as exc:
+            self.problems.append(f"{problem}; nor without page checksums ({exc})")
+            return None
+        self.problems.append(f"{problem}; its ids are compared as read without page checksums")
+        return table
 
     def rows(self, wanted: Sequence[int]) -> dict[int, tuple[list[int] | None, int | None]]:
         """{row: (its ids or None, its count or None)} for the rows ``wanted``."""
@@ -406,6 +411,9 @@ class ParquetRows:
                 groups.setdefault(_group_of(self.starts, row), []).append(row)
         for i, rows in sorted(groups.items()):
             table = self._group(i)
+            if table is None:
+                self.unreadable.update(rows)
+                continue
             ids, counts = table.column(0), table.column(1)
             for row in rows:
                 at = row - self.starts[i]
@@ -612,22 +620,25 @@ class JobAudit:
         results = _encoded(self.oracle, picked, self.job.pair_column is not None)
         written = out.rows(rows)
         for row in rows:
-            self._compare_row(audit, row, row, written, self.expected(results[row]))
+            self._compare_row(audit, row, row, out, written, self.expected(results[row]))
 
     def _compare_row(
         self,
         audit: FileAudit,
         row: int,
         output_row: int,
+        out: ParquetRows,
         written: dict[int, tuple[list[int] | None, int | None]],
         expected: list[int] | None,
     ) -> None:
         """One Parquet row: its ids, and its count column, which must be their number."""
         ids, count = written.get(output_row, (None, None))
-        wrong_count = count != (None if ids is None else len(ids))
-        reason = f"the count column says {count} for {len(ids or [])} ids" if wrong_count else ""
+        wrong = count != (None if ids is None else len(ids))
+        reason = f"the count column says {count} for {len(ids or [])} ids" if wrong else ""
+        if output_row in out.unreadable:
+            wrong, reason = True, "its row group cannot be read"
         where = f"row {output_row}"
-        compare(self.report, audit, self.oracle, row, where, ids, expected, reason, wrong_count)
+        compare(self.report, audit, self.oracle, row, where, ids, expected, reason, wrong)
 
     def _documents(
         self, f: InputFile, rows: list[int], encode_all: bool
@@ -685,7 +696,7 @@ class JobAudit:
                 if expected is None and self.job.bad_rows == "skip":
                     compare(self.report, audit, self.oracle, row, "skipped", None, None)
                     continue
-                self._compare_row(audit, row, document, written, expected)
+                self._compare_row(audit, row, document, out, written, expected)
             return
         self._compare_documents(f, audit, rows, found)
 
@@ -897,7 +908,7 @@ def audit_texts(
     tok.no_padding()
     tok.encode_special_tokens = special_tokens_as_text
     encoder = Encoder(tok, add_special_tokens)
-    report = AuditReport(oracle.version, seed, sample, tokenizer_path)
+    report = AuditReport(oracle.version, seed, sample, f"batchtok's ids with {tokenizer_path}")
     texts = {path: read_texts(path, column) for path in paths}
     chosen = draw_sample([Stratum(p, 0, len(t)) for p, t in texts.items()], sample, seed)
     for path in paths:

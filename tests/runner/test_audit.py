@@ -181,6 +181,25 @@ def test_a_clean_output_passes_and_one_planted_wrong_id_is_found(
     assert "rows checked: 115, rows equal: 114" in output
 
 
+def test_a_flipped_byte_in_a_parquet_output_is_a_failure_naming_its_row_group(
+    tmp_path: Path,
+) -> None:
+    _inputs(tmp_path)
+    job = _run(tmp_path, output__compression="none")
+    path = tmp_path / "out" / "b.parquet"
+    column = pq.read_metadata(path).row_group(0).column(2)  # id, text, ids, count
+    assert column.path_in_schema.startswith("input_ids")
+    with open(path, "r+b") as f:
+        f.seek(column.data_page_offset + column.total_compressed_size // 2)
+        byte = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([byte[0] ^ 0x5A]))
+    code, output = _audit(job, "--sample", ALL)
+    assert code == 1
+    assert "b.parquet row group 0 does not read back whole" in output, output
+    assert "its row group cannot be read" in output or "ids differ" in output
+
+
 def test_a_document_length_changed_in_the_index_is_a_mismatch(tmp_path: Path) -> None:
     _inputs(tmp_path)
     job = _run(tmp_path, output__format="datatrove", output__append_eos=True)
