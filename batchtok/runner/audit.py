@@ -216,8 +216,9 @@ class Mismatch:
             return f"{token_id} ({token!r})" if token is not None else f"{token_id} (no token)"
 
         at = "" if self.position is None else f" position {self.position}"
+        where = "" if self.where == f"row {self.row}" else f" ({self.where})"
         return (
-            f"{self.file} row {self.row} ({self.where}){at}: {self.reason}; written "
+            f"{self.file} row {self.row}{where}{at}: {self.reason}; written "
             f"{side(self.written, self.written_token)}, tokenizers "
             f"{side(self.expected, self.expected_token)}"
         )
@@ -565,7 +566,7 @@ class JobAudit:
             audit = FileAudit(display_path(st.output), display_path(Path(f.path)), self.job.format)
             self.report.files.append(audit)
             if not st.output.exists():
-                self.report.problems.append(f"{out} does not exist: run the job first")
+                self.report.problems.append(f"{audit.output} does not exist: run the job first")
                 continue
             self.check_provenance(out)
             rows = audit.rows = sample.get(f.rel, [])
@@ -588,21 +589,25 @@ class JobAudit:
             self.report.problems.append(f"{out}: its provenance cannot be read ({exc})")
             return
         wanted = {
-            "tokenizer sha256": self.facts.sha256,
-            "encode options": described_options(self.job, self.facts),
-            "output options": self.job.output_format(),
+            "tokenizer.sha256": self.facts.sha256,
+            **{f"encode.{k}": v for k, v in described_options(self.job, self.facts).items()},
+            **{f"output.{k}": v for k, v in self.job.output_format().items()},
         }
-        found = {
-            "tokenizer sha256": (doc.get("tokenizer") or {}).get("sha256"),
-            "encode options": doc.get("encode"),
-            "output options": doc.get("output"),
+        written = {
+            "tokenizer.sha256": (doc.get("tokenizer") or {}).get("sha256"),
+            **{f"encode.{k}": v for k, v in (doc.get("encode") or {}).items()},
+            **{f"output.{k}": v for k, v in (doc.get("output") or {}).items()},
         }
-        for what, value in wanted.items():
-            if found[what] != value:
-                self.report.problems.append(
-                    f"{out} was written with {what} {found[what]!r}, the job gives {value!r}: "
-                    "run the job again, or audit with the options it was run with"
-                )
+        differ = [
+            f"{key} {written.get(key)!r} (the job: {value!r})"
+            for key, value in wanted.items()
+            if written.get(key) != value
+        ]
+        if differ:
+            self.report.problems.append(
+                f"{display_path(Path(out))} was written with {', '.join(differ)}: run the job "
+                "again, or audit with the options it was run with"
+            )
 
     def direct(self, f: InputFile, audit: FileAudit, rows: list[int]) -> None:
         audit.located_by = "row number (every input row is an output row)"
@@ -682,7 +687,7 @@ class JobAudit:
         if documents != count:
             problems.append(
                 f"{audit.output} holds {count} {what}, the input's rows less its bad rows give "
-                f"{documents}: rows cannot be matched to documents, mismatches follow"
+                f"{documents}: sampled rows may be matched to the wrong documents"
             )
         audit.located_by = (
             f"document number: the input row less the bad rows before it ({how} read), "
@@ -849,13 +854,24 @@ def audit_job(job: Job, sample: int = DEFAULT_SAMPLE, seed: int = DEFAULT_SEED) 
             f"tokenizers reads the truncation of {job.tokenizer_path.name} as "
             f"{oracle.truncation}, batchtok as {prep.facts.truncation}"
         )
-    planned = plan_job(job)
+    # Whether each output is the job's as the inputs are now, from the run's records (inputs
+    # whose stat changed are not hashed again: their outputs cannot be vouched for).
+    planned = plan_job(job, hash_inputs=False)
     for planned_file in planned["files"]:
-        if not planned_file["complete"] and os.path.exists(planned_file["output"]):
-            todo = sum(s["status"] != "cached" for s in planned_file["shards"])
+        if planned_file["complete"] or not os.path.exists(planned_file["output"]):
+            continue
+        output, source = display_path(Path(planned_file["output"])), planned_file["file"]
+        statuses = [s["status"] for s in planned_file["shards"]]
+        if "unknown" in statuses:
             report.problems.append(
-                f"{planned_file['output']} is not complete for the job as it is now ({todo} of "
-                f"{len(planned_file['shards'])} shards to do): run the job first"
+                f"{display_path(Path(source))} changed since {output} was written (or "
+                "the run left no record of it): run the job first"
+            )
+        else:
+            todo = sum(s != "cached" for s in statuses)
+            report.problems.append(
+                f"{output} is not complete for the job as it is now ({todo} of "
+                f"{len(statuses)} shards to do): run the job first"
             )
     strata = [
         Stratum(f.rel, shard.first_row, shard.rows)
