@@ -14,7 +14,7 @@ while the sample is large enough), drawn by ``random.Random(seed)``: the same jo
 size give the same rows. The text comes from the inputs, read by the runner's own readers
 (:func:`batchtok.runner.worker.read_batches`), numbered as the output numbers them.
 
-**Finding a row's ids in the output** (see :class:`FileAudit`):
+**Finding a row's ids in the output** (see :class:`JobAudit`):
 
 - Parquet keeping every row: output row *i* is input row *i*;
 - Parquet with ``bad_rows = "skip"``, and Megatron / datatrove files (a bad row without ids is
@@ -50,7 +50,7 @@ from batchtok.formats.files import FormatError, read_sidecar
 
 from . import exit_codes as codes
 from .encode import Encoder, TokenizerFacts, applied_truncation, described_options, eos_id
-from .errors import OracleMissing
+from .errors import OracleMissing, RunnerError
 from .inputs import InputFile, open_source
 from .job import Job, display_path
 from .jsonl import is_jsonl, jsonl_compression, open_stream, read_rows
@@ -95,7 +95,12 @@ class Oracle:
     ) -> None:
         module = import_oracle()
         self.version: str = module.__version__
-        self.tok = module.Tokenizer.from_str(data.decode("utf-8"))
+        try:
+            self.tok = module.Tokenizer.from_str(data.decode("utf-8"))
+        except Exception as exc:  # noqa: BLE001 - a file batchtok reads and the oracle does not
+            raise RunnerError(
+                f"tokenizers {self.version} cannot load the tokenizer: {exc}"
+            ) from exc
         self.tok.no_padding()
         self.tok.encode_special_tokens = special_tokens_as_text
         if truncation is None:
@@ -163,10 +168,11 @@ def draw_sample(strata: Sequence[Stratum], size: int, seed: int) -> dict[str, li
     size = max(0, min(size, total))
     shares = [0] * len(full)
     if size >= len(full):
-        spare, room = size - len(full), total - len(full)
-        exact = [spare * (s.rows - 1) / room if room else 0.0 for s in full]
-        shares = [1 + int(x) for x in exact]
-        order = sorted(range(len(full)), key=lambda i: (-(exact[i] - int(exact[i])), i))
+        # one row each, the rest by largest remainders of (rows - 1) * spare / room, in integers
+        spare, room = size - len(full), max(1, total - len(full))
+        quotas = [divmod(spare * (s.rows - 1), room) for s in full]
+        shares = [1 + q for q, _ in quotas]
+        order = sorted(range(len(full)), key=lambda i: (-quotas[i][1], i))
         left = size - sum(shares)
         for i in order:
             if left == 0:
@@ -180,7 +186,8 @@ def draw_sample(strata: Sequence[Stratum], size: int, seed: int) -> dict[str, li
             by_file.setdefault(s.name, []).append(i)
         firsts = [rng.choice(indices) for indices in by_file.values()]
         chosen = rng.sample(firsts, size) if size < len(firsts) else firsts
-        rest = [i for i in range(len(full)) if i not in set(chosen)]
+        taken = set(chosen)
+        rest = [i for i in range(len(full)) if i not in taken]
         chosen += rng.sample(rest, size - len(chosen))
         for i in chosen:
             shares[i] = 1
@@ -387,9 +394,16 @@ class ParquetRows:
         )
         self.num_rows = meta.num_rows
         self.unreadable: set[int] = set()  # rows asked for in row groups that cannot be read
+        self.last: tuple[int, pa.Table | None] | None = None  # packed windows come in order
 
     def _group(self, i: int) -> pa.Table | None:
-        """Row group ``i``'s ids and counts; None (a problem said) if it cannot be read."""
+        """Row group ``i``'s ids and counts (the last one read is kept); None (a problem
+        said) if it cannot be read."""
+        if self.last is None or self.last[0] != i:
+            self.last = (i, self._read_group(i))
+        return self.last[1]
+
+    def _read_group(self, i: int) -> pa.Table | None:
         try:
             return self.file.read_row_group(i, columns=self.columns, use_threads=False)
         except (OSError, pa.ArrowException) as exc:
@@ -570,12 +584,17 @@ class JobAudit:
                 continue
             self.check_provenance(out)
             rows = audit.rows = sample.get(f.rel, [])
-            if self.job.pack_length is not None:
-                self.packed(f, audit, rows)
-            elif self.job.format == "parquet" and self.job.bad_rows != "skip":
-                self.direct(f, audit, rows)
-            else:
-                self.by_document(f, audit, rows)
+            try:
+                if self.job.pack_length is not None:
+                    self.packed(f, audit, rows)
+                elif self.job.format == "parquet" and self.job.bad_rows != "skip":
+                    self.direct(f, audit, rows)
+                else:
+                    self.by_document(f, audit, rows)
+            except (OSError, pa.ArrowException, FormatError) as exc:
+                self.report.problems.append(
+                    f"{audit.output} (or its input {audit.input}) cannot be read: {exc}"
+                )
 
     def check_provenance(self, out: str) -> None:
         """The output's recorded tokenizer and options are the job's (else its ids are another

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from . import exit_codes as codes
 from .audit import DEFAULT_SAMPLE, DEFAULT_SEED, audit_job, audit_texts
-from .errors import JobError, OracleMissing
+from .errors import JobError, RunnerError
 from .job import COMMAND_LINE, load_job, parse_override, settings_table
 from .lock import current_holder, unfinished_run
 from .prepare import plan_job, state_dir
@@ -410,11 +410,11 @@ def audit(
                 )
             job = _load_job_or_exit(paths[0], inputs, output, workers, executor, sets)
             report = audit_job(job, sample, seed)
-    except OracleMissing as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(exc.exit_code)
     except JobError as exc:
         _fail_usage(exc)
+    except RunnerError as exc:  # tokenizers missing (exit 2), or unable to load the file (1)
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(exc.exit_code)
     except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(codes.EXIT_USAGE)
