@@ -124,8 +124,10 @@ class Oracle:
         inputs = list(texts) if pairs is None else list(zip(texts, pairs))
         if not inputs:
             return []
+        # encode_batch_fast (tokenizers 0.20+) gives the same ids without computing offsets
+        batch = getattr(self.tok, "encode_batch_fast", self.tok.encode_batch)
         try:
-            return [e.ids for e in self.tok.encode_batch(inputs, add_special_tokens=self.add)]
+            return [e.ids for e in batch(inputs, add_special_tokens=self.add)]
         except Exception:  # noqa: BLE001 - find the inputs at fault, keep the others
             out: list = []
             for one in inputs:

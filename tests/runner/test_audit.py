@@ -19,6 +19,7 @@ import pytest
 
 import batchtok
 from batchtok.formats import datatrove, megatron
+from batchtok.runner import audit as audit_module
 from batchtok.runner.audit import Stratum, draw_sample
 from tests.support.fixtures import fixture_path
 from tests.support.runner import (
@@ -122,8 +123,9 @@ CASES = [
 
 @pytest.mark.parametrize(("format", "pack", "bad_rows"), CASES)
 def test_a_clean_output_passes_and_one_planted_wrong_id_is_found(
-    tmp_path: Path, format: str, pack: int | None, bad_rows: str
+    tmp_path: Path, format: str, pack: int | None, bad_rows: str, monkeypatch
 ) -> None:
+    monkeypatch.setattr(audit_module, "BATCH_ROWS", 16)  # documents found across batches
     rows = _inputs(tmp_path)
     settings: dict = {"output__format": format, "run__bad_rows": bad_rows}
     if format != "parquet" or pack:
