@@ -165,9 +165,9 @@ def explain(
 def _register_runner() -> None:
     # The runner's commands live beside the runner; imported here so `batchtok --help` lists
     # them, but the engine never depends on the runner.
-    from .runner.cli import plan, run, status
+    from .runner.cli import audit, plan, run, status
 
-    for command in (run, plan, status):
+    for command in (run, plan, status, audit):
         main.add_command(command)
 
 

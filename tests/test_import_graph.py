@@ -130,3 +130,49 @@ def test_every_module_imports_on_its_own():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == []
+
+
+# The oracle, `tokenizers`, is the audit's only: imported inside a function of this one module,
+# so no other command (and no import of batchtok) loads it.
+ORACLE_IMPORTERS = {"batchtok.runner.audit"}
+
+
+def _module_level_imports(tree: ast.Module):
+    """The import statements run when the module is imported (not inside a def or class)."""
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _names_oracle(node: ast.Import | ast.ImportFrom) -> bool:
+    if isinstance(node, ast.Import):
+        return any(alias.name.split(".")[0] == "tokenizers" for alias in node.names)
+    return node.level == 0 and (node.module or "").split(".")[0] == "tokenizers"
+
+
+def test_tokenizers_is_imported_only_inside_the_audit():
+    importers = {
+        name
+        for name in MODULES
+        if any(t == "tokenizers" or t.startswith("tokenizers.") for t, _ in imports_of(name))
+    }
+    assert importers <= ORACLE_IMPORTERS
+    for name in ORACLE_IMPORTERS:
+        tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+        eager = [node.lineno for node in _module_level_imports(tree) if _names_oracle(node)]
+        assert eager == [], f"{name} imports tokenizers at module level (line {eager})"
+
+
+def test_importing_batchtok_and_its_cli_does_not_load_tokenizers():
+    code = (
+        "import sys, batchtok, batchtok.cli, batchtok.runner.audit; "
+        "print('tokenizers' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"

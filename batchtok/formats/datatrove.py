@@ -133,7 +133,11 @@ def _metadata(path: str) -> tuple[str, int | None, int | None]:
         raise FormatError(meta, "not 'TOKENIZER|SIZE' then a token count") from None
 
 
-def _document_lengths(path: str, token_size: int | None) -> tuple[DatatroveInfo, Iterator[int]]:
+def document_lengths(
+    path: str, token_size: int | None = None
+) -> tuple[DatatroveInfo, Iterator[int]]:
+    """The file set's info (sizes checked) and each document's token count, the index
+    validated while it streams (:class:`FormatError` where it does not hold)."""
     tokenizer, meta_size, meta_tokens = _metadata(path)
     size = token_size or meta_size
     if size is None:
@@ -177,7 +181,7 @@ def read_info(path: str, token_size: int | None = None) -> DatatroveInfo:
     """Validate ``path`` (a ``.ds``), its ``.index`` and ``.metadata`` (the token size comes
     from it unless given) and say what they hold; :class:`FormatError` naming the file and
     the problem otherwise."""
-    info, lengths = _document_lengths(path, token_size)
+    info, lengths = document_lengths(path, token_size)
     for _ in lengths:
         pass
     return info
@@ -188,7 +192,7 @@ def read_documents(path: str, token_size: int | None = None) -> Iterator[Any]:
     import numpy
 
     read_info(path, token_size)
-    info, lengths = _document_lengths(path, token_size)
+    info, lengths = document_lengths(path, token_size)
     size = TOKEN_SIZES[info.dtype]
     dtype = DTYPES[size][1]
     with open(path, "rb") as f:
@@ -221,5 +225,5 @@ def merge(
     with DatatroveWriter(path, tmp_dir, dtypes.pop(), name, **options) as writer:
         for part in parts:
             writer.copy_data(part)
-            writer.add_lengths(_document_lengths(part, None)[1])
+            writer.add_lengths(document_lengths(part, None)[1])
     return read_info(path)

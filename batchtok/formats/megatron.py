@@ -173,9 +173,10 @@ def _header(path: str) -> tuple[int, int, int]:
     return code, sequences, documents
 
 
-def _document_lengths(prefix: str) -> tuple[MegatronInfo, Iterator[int]]:
-    """Each document's token count, validating the index while it streams; the info's
-    ``tokens`` is what the index claims, checked against the .bin when the stream ends."""
+def document_lengths(prefix: str) -> tuple[MegatronInfo, Iterator[int]]:
+    """The index's info (its ``tokens`` left 0) and each document's token count, the index
+    validated while it streams and its token total checked against the .bin when the stream
+    ends (:class:`FormatError` where either does not hold)."""
     path = idx_path(prefix)
     code, sequences, documents = _header(path)
     itemsize = DTYPES[code][2]
@@ -240,7 +241,7 @@ def _document_lengths(prefix: str) -> tuple[MegatronInfo, Iterator[int]]:
 def read_info(prefix: str) -> MegatronInfo:
     """Validate ``PREFIX.idx`` against ``PREFIX.bin`` (a streaming pass over the index) and
     say what they hold; :class:`FormatError` naming the file and the problem otherwise."""
-    info, lengths = _document_lengths(prefix)
+    info, lengths = document_lengths(prefix)
     return MegatronInfo(info.dtype, info.sequences, info.documents, sum(lengths))
 
 
@@ -250,7 +251,7 @@ def read_documents(prefix: str) -> Iterator[Any]:
     import numpy
 
     read_info(prefix)
-    info, lengths = _document_lengths(prefix)
+    info, lengths = document_lengths(prefix)
     _, dtype, itemsize = DTYPES[CODES[info.dtype]]
     with open(bin_path(prefix), "rb") as f:
         for length in lengths:
@@ -278,5 +279,5 @@ def merge(
     with MegatronWriter(prefix, tmp_dir, dtypes.pop(), **options) as writer:
         for part in parts:
             writer.copy_data(bin_path(part))
-            writer.add_lengths(_document_lengths(part)[1])
+            writer.add_lengths(document_lengths(part)[1])
     return read_info(prefix)

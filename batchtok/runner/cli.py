@@ -1,7 +1,8 @@
-"""``batchtok run``, ``batchtok plan`` and ``batchtok status``: the job runner's commands.
+"""``batchtok run``, ``plan``, ``status`` and ``audit``: the job runner's commands.
 
-They are standalone :class:`click.Command` objects (``run``, ``plan``, ``status``), registered
-on the main ``batchtok`` group; ``python -m batchtok.runner.cli`` runs them on their own.
+They are standalone :class:`click.Command` objects (``run``, ``plan``, ``status``,
+``audit``), registered on the main ``batchtok`` group; ``python -m batchtok.runner.cli`` runs
+them on their own.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import sys
 from typing import Any
 
 import click
+import pyarrow as pa
 
 from . import exit_codes as codes
-from .errors import JobError
+from .audit import DEFAULT_SAMPLE, DEFAULT_SEED, audit_job, audit_texts
+from .errors import JobError, RunnerError
 from .job import COMMAND_LINE, load_job, parse_override, settings_table
 from .lock import current_holder, unfinished_run
 from .prepare import plan_job, state_dir
@@ -36,54 +39,71 @@ Exit codes:
   {codes.EXIT_INTERRUPTED}  interrupted (Ctrl-C, SIGTERM); re-run resumes"""
 
 
-def _job_options(command):
-    """Arguments shared by run, plan and status: the job file and its overrides."""
-
-    @click.argument("job_file", type=click.Path(dir_okay=False))
-    @click.option(
+_OVERRIDE_OPTIONS = (
+    click.option(
         "--input",
         "-i",
         "inputs",
         multiple=True,
         metavar="PATH",
         help="Replace input.paths (repeatable; files, directories or globs).",
-    )
-    @click.option("--output", "-o", metavar="DIR", help="Replace output.dir.")
-    @click.option("--workers", "-w", metavar="N", help='Replace run.workers (N or "auto").')
-    @click.option(
+    ),
+    click.option("--output", "-o", metavar="DIR", help="Replace output.dir."),
+    click.option("--workers", "-w", metavar="N", help='Replace run.workers (N or "auto").'),
+    click.option(
         "--executor",
         type=click.Choice(["local", "ray"]),
         help="Replace run.executor: forked local workers, or actors on a Ray cluster.",
-    )
-    @click.option(
+    ),
+    click.option(
         "--set",
         "sets",
         multiple=True,
         metavar="KEY=VALUE",
         help="Set any job key, e.g. --set output.dtype=uint16 --set encode.max_length=512 "
         "(VALUE is read as TOML, else as a string). Repeatable.",
-    )
+    ),
+)
+
+
+def _override_options(command):
+    """The options that override job keys (--input, --output, --workers, --executor, --set)."""
+    for option in reversed(_OVERRIDE_OPTIONS):
+        command = option(command)
+    return command
+
+
+def _load_job_or_exit(job_file, inputs, output, workers, executor, sets):
+    """The job file with the command line's overrides, or exit 2 naming what is wrong."""
+    overrides: dict[str, Any] = {}
+    try:
+        for assignment in sets:
+            key, value = parse_override(assignment)
+            overrides[key] = value
+    except JobError as exc:
+        _fail_usage(exc)
+    if inputs:
+        overrides["input.paths"] = list(inputs)
+    if output:
+        overrides["output.dir"] = output
+    if workers:
+        overrides["run.workers"] = int(workers) if workers.isdigit() else workers
+    if executor:
+        overrides["run.executor"] = executor
+    try:
+        return load_job(job_file, overrides)
+    except JobError as exc:
+        _fail_usage(exc)
+
+
+def _job_options(command):
+    """Arguments shared by run, plan and status: the job file and its overrides."""
+
+    @click.argument("job_file", type=click.Path(dir_okay=False))
+    @_override_options
     @functools.wraps(command)
     def wrapper(job_file, inputs, output, workers, executor, sets, **kwargs):
-        overrides: dict[str, Any] = {}
-        try:
-            for assignment in sets:
-                key, value = parse_override(assignment)
-                overrides[key] = value
-        except JobError as exc:
-            _fail_usage(exc)
-        if inputs:
-            overrides["input.paths"] = list(inputs)
-        if output:
-            overrides["output.dir"] = output
-        if workers:
-            overrides["run.workers"] = int(workers) if workers.isdigit() else workers
-        if executor:
-            overrides["run.executor"] = executor
-        try:
-            job = load_job(job_file, overrides)
-        except JobError as exc:
-            _fail_usage(exc)
+        job = _load_job_or_exit(job_file, inputs, output, workers, executor, sets)
         return command(job=job, **kwargs)
 
     return wrapper
@@ -282,14 +302,139 @@ def status(job, as_json) -> None:
     sys.exit(codes.EXIT_OK if ok else codes.EXIT_FAILURE)
 
 
+@click.command(
+    "audit",
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
+)
+@click.argument("paths", nargs=-1, metavar="JOB_FILE | -t TOKENIZER.json FILE...")
+@click.option(
+    "--tokenizer",
+    "-t",
+    "tokenizer_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Audit this tokenizer.json on the texts of FILE... (no job): each line of a text "
+    "file, or --column of a .parquet / .jsonl file.",
+)
+@click.option(
+    "--sample",
+    "-n",
+    type=click.IntRange(min=1),
+    default=DEFAULT_SAMPLE,
+    show_default=True,
+    help="Rows checked in all, spread over every output file and shard.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=DEFAULT_SEED,
+    show_default=True,
+    help="The same seed draws the same rows.",
+)
+@click.option(
+    "--column",
+    default="text",
+    show_default=True,
+    help="With -t: the text column of .parquet / .jsonl files.",
+)
+@click.option(
+    "--no-special-tokens",
+    is_flag=True,
+    help="With -t: encode without the post-processor's special tokens.",
+)
+@click.option(
+    "--special-text-as-text",
+    is_flag=True,
+    help="With -t: special-token strings in the text are plain text.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@_override_options
+def audit(
+    paths,
+    tokenizer_path,
+    sample,
+    seed,
+    column,
+    no_special_tokens,
+    special_text_as_text,
+    as_json,
+    inputs,
+    output,
+    workers,
+    executor,
+    sets,
+) -> None:
+    """Check a finished job's ids against Hugging Face `tokenizers`, on a random sample.
+
+    Re-encodes --sample input rows of JOB_FILE (spread over every output file and shard,
+    the same rows for the same --seed) with `tokenizers` under the job's encode options and
+    compares them, row by row, with what the job wrote, in every output format. Reads the
+    outputs and inputs, never writes. With -t, compares batchtok's ids with `tokenizers'` on
+    the texts of FILE... instead: a check before the first run.
+
+    Needs the `tokenizers` package: pip install 'batchtok[audit]'.
+
+    \b
+    Example:
+      batchtok audit jobs/example.toml
+      batchtok audit jobs/example.toml --sample 5000 --seed 7 --json
+      batchtok audit -t configs/tokenizers/gpt2/tokenizer.json corpus.txt
+
+    \b
+    Exit codes:
+      0    every row checked is equal
+      1    a mismatch, or an output missing, stale or unreadable
+      2    usage error, invalid job, or tokenizers not installed
+    """
+    try:
+        if tokenizer_path is not None:
+            if not paths:
+                raise click.UsageError("give the text files to audit the tokenizer on")
+            if inputs or output or workers or executor or sets:
+                raise click.UsageError("--input/--output/--workers/--executor/--set need a job")
+            report = audit_texts(
+                tokenizer_path,
+                list(paths),
+                column,
+                sample,
+                seed,
+                add_special_tokens=not no_special_tokens,
+                special_tokens_as_text=special_text_as_text,
+            )
+        else:
+            if len(paths) != 1:
+                raise click.UsageError("give one job file, or -t TOKENIZER.json and text files")
+            if column != "text" or no_special_tokens or special_text_as_text:
+                raise click.UsageError(
+                    "--column/--no-special-tokens/--special-text-as-text are for -t; a job "
+                    "names its own (--set input.text_column=...)"
+                )
+            job = _load_job_or_exit(paths[0], inputs, output, workers, executor, sets)
+            report = audit_job(job, sample, seed)
+    except JobError as exc:
+        _fail_usage(exc)
+    except RunnerError as exc:  # tokenizers missing (exit 2), or unable to load the file (1)
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(codes.EXIT_USAGE)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        for line in report.lines():
+            click.echo(line)
+    sys.exit(report.exit_code)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
-    """batchtok's job runner (these commands are also `batchtok run/plan/status`)."""
+    """batchtok's job runner (these commands are also `batchtok run/plan/status/audit`)."""
 
 
 main.add_command(run)
 main.add_command(plan)
 main.add_command(status)
+main.add_command(audit)
 
 if __name__ == "__main__":
     main()

@@ -94,3 +94,10 @@ class InputChangedError(RunnerError):
     """An input changed (or was replaced or deleted) after the run hashed it: its ids would
     be those of content the cache keys do not describe, so the file fails in this run; the
     message names it. A re-run hashes it again."""
+
+
+class OracleMissing(RunnerError):
+    """``batchtok audit`` without Hugging Face ``tokenizers`` installed; the message names the
+    extra to install. Nothing was checked."""
+
+    exit_code = codes.EXIT_USAGE

@@ -559,7 +559,7 @@ def _load_file(
     key: str,
     source: str,
 ) -> None:
-    shown = _display(path)
+    shown = display_path(path)
     data = _read_toml(path, shown, problems, key, source)
     includes = data.get("include", [])
     if isinstance(includes, str):
@@ -572,14 +572,14 @@ def _load_file(
     for entry in includes:
         target = (path.parent / entry).resolve()
         if target in stack:
-            chain = " -> ".join(_display(p) for p in (*stack, target))
+            chain = " -> ".join(display_path(p) for p in (*stack, target))
             problems.append(Problem("include", f"includes itself: {chain}", shown))
             continue
         _load_file(target, out, problems, (*stack, target), "include", shown)
     _flatten(data, shown, path.parent, out, problems)
 
 
-def _display(path: Path) -> str:
+def display_path(path: Path) -> str:
     """The path as the user likely typed it: relative to the working directory if below it."""
     try:
         rel = os.path.relpath(path)
@@ -614,7 +614,7 @@ def load_job(
     values: dict[str, _Value] = {}
     problems: list[Problem] = []
     job_file = Path(path).resolve() if path is not None else None
-    shown = _display(job_file) if job_file else COMMAND_LINE
+    shown = display_path(job_file) if job_file else COMMAND_LINE
     if job_file is not None:
         if job_file.is_dir():
             raise JobError([Problem("job", f"{shown} is a directory, expected a .toml file")])

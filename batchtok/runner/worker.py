@@ -373,7 +373,7 @@ def _strings(column: pa.Array, what: str, bad: dict[int, str]) -> list[str | Non
     return values
 
 
-def _find_bad(
+def texts_and_bad_rows(
     piece: pa.RecordBatch, settings: EncodeSettings, known: dict[int, str]
 ) -> tuple[list, list | None, dict]:
     """(texts, pairs or None, {index: reason} for null or undecodable texts and pairs, and the
@@ -407,7 +407,7 @@ def _encode_piece(
     known_bad: dict[int, str],
 ) -> pa.RecordBatch:
     settings, stats = state.settings, state.stats
-    texts, pairs, bad = _find_bad(piece, settings, known_bad)
+    texts, pairs, bad = texts_and_bad_rows(piece, settings, known_bad)
     n = len(texts)
     valid = [i for i in range(n) if i not in bad] if bad else range(n)
     valid_texts = [texts[i] for i in valid] if bad else texts
@@ -467,28 +467,43 @@ def _with_eos(values: array, lengths: list[int | None], eos: int) -> tuple[array
 def _batches(
     task: ShardTask, settings: EncodeSettings, source: Any
 ) -> Iterator[tuple[pa.RecordBatch, dict[int, str]]]:
-    """The shard's rows in batches of at most ``task.batch_rows``, each with {row in the
-    batch: why it is bad} for rows the reading already found bad (a broken JSON line)."""
-    if task.blocks:
+    """The shard's rows in batches of at most ``task.batch_rows`` (see :func:`read_batches`)."""
+    return read_batches(
+        source, settings, task.row_groups, task.blocks, task.compression, task.keep, task.batch_rows
+    )
+
+
+def read_batches(
+    source: Any,
+    settings: EncodeSettings,
+    row_groups: tuple[int, int],
+    blocks: tuple[Block, ...],
+    compression: str | None,
+    keep: tuple[str, ...],
+    batch_rows: int,
+) -> Iterator[tuple[pa.RecordBatch, dict[int, str]]]:
+    """The rows of an open input (row groups ``[first, end)`` of a Parquet file, or the
+    ``blocks`` of a JSON Lines file) in batches of at most ``batch_rows``, with the text (and
+    pair) column and the ``keep`` columns; each batch with {row in the batch: why it is bad}
+    for rows the reading already found bad (a broken JSON line)."""
+    if blocks:
         texts = [settings.text_column] + ([settings.pair_column] if settings.pair_column else [])
-        fields = tuple(dict.fromkeys(texts + list(task.keep)))
+        fields = tuple(dict.fromkeys(texts + list(keep)))
         schema = pa.schema([pa.field(name, pa.string()) for name in fields])
-        for block in task.blocks:
-            if task.compression is None:
+        for block in blocks:
+            if compression is None:
                 stream: Any = io.BytesIO(block_bytes_of(source, block))
             else:
                 source.seek(0)
-                stream = open_stream(source, task.compression)
-            yield from read_rows(
-                stream, block.first_line, fields, len(texts), task.batch_rows, schema
-            )
+                stream = open_stream(source, compression)
+            yield from read_rows(stream, block.first_line, fields, len(texts), batch_rows, schema)
         return
     pf = pq.ParquetFile(source, buffer_size=1 << 20)
-    wanted = set(task.keep) | {settings.text_column, settings.pair_column}
+    wanted = set(keep) | {settings.text_column, settings.pair_column}
     columns = [n for n in pf.schema_arrow.names if n in wanted]
-    first, end = task.row_groups
+    first, end = row_groups
     for batch in pf.iter_batches(
-        batch_size=task.batch_rows, row_groups=range(first, end), columns=columns, use_threads=False
+        batch_size=batch_rows, row_groups=range(first, end), columns=columns, use_threads=False
     ):
         yield batch, {}
 

@@ -20,6 +20,7 @@ from batchtok.runner.errors import (
     JobError,
     LockHeld,
     LockLost,
+    OracleMissing,
     Problem,
     RunnerError,
 )
@@ -29,6 +30,7 @@ EXIT_CODES = {
     JobError: codes.EXIT_USAGE,
     InvalidValue: codes.EXIT_USAGE,
     LockHeld: codes.EXIT_LOCKED,
+    OracleMissing: codes.EXIT_USAGE,
     BadRowError: codes.EXIT_FAILURE,
     DiskFullError: codes.EXIT_FAILURE,
     CorruptFileError: codes.EXIT_FAILURE,

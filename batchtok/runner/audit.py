@@ -1,0 +1,980 @@
+"""``batchtok audit``: a finished job's ids (or a tokenizer's ids on a text file) checked
+against Hugging Face ``tokenizers`` on a reproducible random sample of rows.
+
+The oracle is ``tokenizers`` (the ``batchtok[audit]`` extra), imported by :func:`import_oracle`
+only, when an audit runs: batchtok never imports it otherwise. It loads the bytes of the job's
+tokenizer file and encodes as the job did (:class:`Oracle`): special tokens added or not,
+special-token strings in the text as specials or as text, the job's applied truncation (the
+job's ``encode.max_length``, the file's, or none), pairs, never padding; ``output.append_eos``
+is appended to every non-empty document as the runner does.
+
+**The sample** (:func:`draw_sample`) is ``sample`` input rows in all, spread over every shard
+of every file (each shard a stratum, its share proportional to its rows, at least one row each
+while the sample is large enough), drawn by ``random.Random(seed)``: the same job, seed and
+size give the same rows. The text comes from the inputs, read by the runner's own readers
+(:func:`batchtok.runner.worker.read_batches`), numbered as the output numbers them.
+
+**Finding a row's ids in the output** (see :class:`JobAudit`):
+
+- Parquet keeping every row: output row *i* is input row *i*;
+- Parquet with ``bad_rows = "skip"``, and Megatron / datatrove files (a bad row without ids is
+  no document there): the document is the input row less the bad rows before it, found by
+  reading the whole input (bad rows are those null or invalid in the input, or refused by the
+  oracle); the count is checked against the output's rows or its index's documents, and when it
+  differs every row is encoded by the oracle to find the rows it refuses. A trainer format's
+  document offset and length come from its own index;
+- packed rows (``output.pack_length``, any format): the offset in the token stream is the sum
+  of the oracle's lengths (with the EOS) of every document before it, so every row up to the
+  last one sampled is encoded; each sampled window is compared up to the first token of the
+  next document, so a wrong length anywhere shows as a mismatch, never as a skip.
+
+Nothing is written: outputs and inputs are only read.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from batchtok.formats.files import FormatError, read_sidecar
+
+from . import exit_codes as codes
+from .encode import Encoder, TokenizerFacts, applied_truncation, described_options, eos_id
+from .errors import OracleMissing, RunnerError
+from .inputs import InputFile, open_source
+from .job import Job, display_path
+from .jsonl import is_jsonl, jsonl_compression, open_stream, read_rows
+from .output import PAGE_CHECKSUMS, TYPECODES, output_path_prefix, read_metadata
+from .prepare import Prepared, plan_job, prepare
+from .tasks import encode_settings
+from .worker import EncodeSettings, read_batches, texts_and_bad_rows
+
+DEFAULT_SAMPLE = 1000
+DEFAULT_SEED = 0
+EXTRA = "pip install 'batchtok[audit]'"
+BATCH_ROWS = 2048  # input rows read (and encoded) at a time
+MISMATCHES_KEPT = 100  # listed in the report; the rest are counted
+
+
+def import_oracle() -> Any:
+    """The ``tokenizers`` module, or :class:`OracleMissing` naming the extra to install."""
+    try:
+        import tokenizers  # the oracle: imported here only, when an audit runs
+    except ImportError as exc:
+        raise OracleMissing(
+            f"batchtok audit needs Hugging Face tokenizers, which is not installed ({exc}); "
+            f"install it with: {EXTRA}"
+        ) from exc
+    return tokenizers
+
+
+FILE_TRUNCATION = "file"  # keep the truncation the tokenizer file carries, as the oracle reads it
+
+
+class Oracle:
+    """``tokenizers``' Tokenizer loaded from ``data`` (a tokenizer.json's bytes), set to encode
+    as a job does: ``truncation`` is ``enable_truncation``'s arguments, None (off) or
+    :data:`FILE_TRUNCATION`; padding is always off."""
+
+    def __init__(
+        self,
+        data: bytes,
+        add_special_tokens: bool,
+        special_tokens_as_text: bool,
+        truncation: dict[str, Any] | str | None = FILE_TRUNCATION,
+    ) -> None:
+        module = import_oracle()
+        self.version: str = module.__version__
+        try:
+            self.tok = module.Tokenizer.from_str(data.decode("utf-8"))
+        except Exception as exc:  # noqa: BLE001 - a file batchtok reads and the oracle does not
+            raise RunnerError(
+                f"tokenizers {self.version} cannot load the tokenizer: {exc}"
+            ) from exc
+        self.tok.no_padding()
+        self.tok.encode_special_tokens = special_tokens_as_text
+        if truncation is None:
+            self.tok.no_truncation()
+        elif truncation != FILE_TRUNCATION:
+            assert isinstance(truncation, dict)
+            self.tok.enable_truncation(
+                truncation["max_length"],
+                stride=truncation["stride"],
+                strategy=truncation["strategy"],
+                direction=truncation["direction"],
+            )
+        self.add = add_special_tokens
+
+    @property
+    def truncation(self) -> dict[str, Any] | None:
+        return self.tok.truncation
+
+    def encode(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> list:
+        """Per input: its ids (a list), or why ``tokenizers`` refuses it (a str)."""
+        inputs = list(texts) if pairs is None else list(zip(texts, pairs))
+        if not inputs:
+            return []
+        # encode_batch_fast (tokenizers 0.20+) gives the same ids without computing offsets
+        batch = getattr(self.tok, "encode_batch_fast", self.tok.encode_batch)
+        try:
+            return [e.ids for e in batch(inputs, add_special_tokens=self.add)]
+        except Exception:  # noqa: BLE001 - find the inputs at fault, keep the others
+            out: list = []
+            for one in inputs:
+                args = one if pairs is not None else (one,)
+                try:
+                    out.append(self.tok.encode(*args, add_special_tokens=self.add).ids)
+                except Exception as exc:  # noqa: BLE001
+                    out.append(f"{type(exc).__name__}: {exc}")
+            return out
+
+    def token(self, token_id: int | None) -> str | None:
+        """The vocabulary string of ``token_id`` (None when there is none)."""
+        if token_id is None or token_id < 0:
+            return None
+        return self.tok.id_to_token(token_id)
+
+
+# -- the sample ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """Rows ``[first_row, first_row + rows)`` of one file (a shard), sampled together."""
+
+    name: str
+    first_row: int
+    rows: int
+
+
+def draw_sample(strata: Sequence[Stratum], size: int, seed: int) -> dict[str, list[int]]:
+    """``size`` rows (all, if there are fewer) over ``strata``, as {name: sorted rows}.
+
+    Each stratum gets a share proportional to its rows (largest remainders) and at least one
+    row while ``size`` allows; a sample smaller than the strata takes one row from as many as
+    it can, one from every file first. The same strata, size and seed give the same rows.
+    """
+    rng = random.Random(seed)
+    full = [s for s in strata if s.rows > 0]
+    total = sum(s.rows for s in full)
+    size = max(0, min(size, total))
+    shares = [0] * len(full)
+    if size >= len(full):
+        # one row each, the rest by largest remainders of (rows - 1) * spare / room, in integers
+        spare, room = size - len(full), max(1, total - len(full))
+        quotas = [divmod(spare * (s.rows - 1), room) for s in full]
+        shares = [1 + q for q, _ in quotas]
+        order = sorted(range(len(full)), key=lambda i: (-quotas[i][1], i))
+        left = size - sum(shares)
+        for i in order:
+            if left == 0:
+                break
+            if shares[i] < full[i].rows:
+                shares[i] += 1
+                left -= 1
+    elif size:
+        by_file: dict[str, list[int]] = {}
+        for i, s in enumerate(full):
+            by_file.setdefault(s.name, []).append(i)
+        firsts = [rng.choice(indices) for indices in by_file.values()]
+        chosen = rng.sample(firsts, size) if size < len(firsts) else firsts
+        taken = set(chosen)
+        rest = [i for i in range(len(full)) if i not in taken]
+        chosen += rng.sample(rest, size - len(chosen))
+        for i in chosen:
+            shares[i] = 1
+    out: dict[str, list[int]] = {}
+    for s, k in zip(full, shares):
+        if k:
+            picked = rng.sample(range(s.rows), k)
+            out.setdefault(s.name, []).extend(s.first_row + r for r in picked)
+    return {name: sorted(rows) for name, rows in out.items()}
+
+
+# -- the report ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Mismatch:
+    """One sampled row whose written ids differ from the oracle's."""
+
+    file: str  # the output file
+    row: int  # the input row (the document)
+    where: str  # where its ids are in the output ("row 17", "packed row 3 position 9", ...)
+    position: int | None  # first differing position in the document's ids (None: no ids)
+    written: int | None  # the id written there (None: none)
+    written_token: str | None
+    expected: int | None  # tokenizers' id there (None: none)
+    expected_token: str | None
+    reason: str
+
+    def describe(self) -> str:
+        def side(token_id: int | None, token: str | None) -> str:
+            if token_id is None:
+                return "nothing"
+            return f"{token_id} ({token!r})" if token is not None else f"{token_id} (no token)"
+
+        at = "" if self.position is None else f" position {self.position}"
+        where = "" if self.where == f"row {self.row}" else f" ({self.where})"
+        return (
+            f"{self.file} row {self.row}{where}{at}: {self.reason}; written "
+            f"{side(self.written, self.written_token)}, tokenizers "
+            f"{side(self.expected, self.expected_token)}"
+        )
+
+
+@dataclass
+class FileAudit:
+    """What was checked in one output file."""
+
+    output: str
+    input: str
+    format: str
+    located_by: str = ""
+    rows_checked: int = 0
+    rows_equal: int = 0
+    bad_rows: int = 0  # sampled rows without ids in the input or for the oracle (and the output)
+    rows: list[int] = field(default_factory=list)  # the input rows sampled
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class AuditReport:
+    """The whole audit: per-file counts, every mismatch (the first :data:`MISMATCHES_KEPT`
+    listed) and the problems found beside the ids (a missing or stale output, ...)."""
+
+    tokenizers_version: str
+    seed: int
+    sample: int
+    source: str  # the job file, or the tokenizer of a text-file audit
+    files: list[FileAudit] = field(default_factory=list)
+    mismatches: list[Mismatch] = field(default_factory=list)
+    mismatch_count: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def rows_checked(self) -> int:
+        return sum(f.rows_checked for f in self.files)
+
+    @property
+    def rows_equal(self) -> int:
+        return sum(f.rows_equal for f in self.files)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and self.rows_equal == self.rows_checked
+
+    @property
+    def exit_code(self) -> int:
+        return codes.EXIT_OK if self.ok else codes.EXIT_FAILURE
+
+    def add(self, mismatch: Mismatch) -> None:
+        self.mismatch_count += 1
+        if len(self.mismatches) < MISMATCHES_KEPT:
+            self.mismatches.append(mismatch)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "source": self.source,
+            "tokenizers_version": self.tokenizers_version,
+            "seed": self.seed,
+            "sample": self.sample,
+            "rows_checked": self.rows_checked,
+            "rows_equal": self.rows_equal,
+            "files": [f.to_json() for f in self.files],
+            "mismatch_count": self.mismatch_count,
+            "mismatches": [m.__dict__ for m in self.mismatches],
+            "problems": self.problems,
+        }
+
+    def lines(self) -> list[str]:
+        """The report as ``batchtok audit`` prints it."""
+        out = [
+            f"audit of {self.source} against tokenizers {self.tokenizers_version} "
+            f"(sample of {self.sample:,} rows asked, seed {self.seed})"
+        ]
+        for f in self.files:
+            bad = f", {f.bad_rows} of them bad rows confirmed" if f.bad_rows else ""
+            out.append(
+                f"  {f.output}: {f.rows_checked:,} rows checked, {f.rows_equal:,} equal{bad}"
+            )
+            if f.located_by:
+                out.append(f"    located by {f.located_by}")
+        out += [f"mismatch: {m.describe()}" for m in self.mismatches]
+        if self.mismatch_count > len(self.mismatches):
+            out.append(f"... and {self.mismatch_count - len(self.mismatches)} more mismatches")
+        out += [f"problem: {p}" for p in self.problems]
+        verdict = "all equal" if self.ok else "NOT all equal"
+        out.append(
+            f"rows checked: {self.rows_checked:,}, rows equal: {self.rows_equal:,}: {verdict}"
+        )
+        return out
+
+
+def compare(
+    report: AuditReport,
+    audit: FileAudit,
+    oracle: Oracle,
+    row: int,
+    where: str,
+    written: Sequence[int] | None,
+    expected: Sequence[int] | None,
+    reason: str = "",
+    force: bool = False,
+) -> bool:
+    """Check one row: ``written`` against ``expected`` (None: no ids); a mismatch (also when
+    ``force``: something beside the ids is wrong, ``reason`` says what) is added to the report
+    naming the first differing position and the tokens on both sides."""
+    audit.rows_checked += 1
+    if written is not None:
+        written = list(written)
+    if expected is not None:
+        expected = list(expected)
+    if written == expected and not force:
+        audit.rows_equal += 1
+        audit.bad_rows += expected is None
+        return True
+    if written is None or expected is None:
+        position = None
+        why = reason or (
+            "the output holds no ids for a row tokenizers encodes"
+            if written is None
+            else "the output holds ids for a row without any (null or invalid in the input, or "
+            "refused by tokenizers)"
+        )
+        w = written[0] if written else None
+        e = expected[0] if expected else None
+    else:
+        position = next(
+            (i for i, (a, b) in enumerate(zip(written, expected)) if a != b),
+            min(len(written), len(expected)),
+        )
+        if position == len(written) == len(expected):  # forced: the ids themselves agree
+            position = None
+        w = written[position] if position is not None and position < len(written) else None
+        e = expected[position] if position is not None and position < len(expected) else None
+        why = reason or (
+            "ids differ"
+            if w is not None and e is not None
+            else f"{len(written)} ids written, tokenizers gives {len(expected)}"
+        )
+    report.add(
+        Mismatch(audit.output, row, where, position, w, oracle.token(w), e, oracle.token(e), why)
+    )
+    return False
+
+
+# -- reading the outputs -------------------------------------------------------------------------
+
+
+class ParquetRows:
+    """An output Parquet file's ids and counts by row number, read a row group at a time with
+    page checksums verified (a page that fails is reported, then read without the check, so
+    its ids are still compared)."""
+
+    def __init__(self, path: str, ids_column: str, count_column: str, problems: list[str]):
+        self.path = path
+        self.columns = [ids_column, count_column]
+        self.problems = problems
+        self.file = pq.ParquetFile(path, page_checksum_verification=PAGE_CHECKSUMS)
+        meta = self.file.metadata
+        self.starts = list(
+            accumulate((meta.row_group(i).num_rows for i in range(meta.num_row_groups)), initial=0)
+        )
+        self.num_rows = meta.num_rows
+        self.unreadable: set[int] = set()  # rows asked for in row groups that cannot be read
+        self.last: tuple[int, pa.Table | None] | None = None  # packed windows come in order
+
+    def _group(self, i: int) -> pa.Table | None:
+        """Row group ``i``'s ids and counts (the last one read is kept); None (a problem
+        said) if it cannot be read."""
+        if self.last is None or self.last[0] != i:
+            self.last = (i, self._read_group(i))
+        return self.last[1]
+
+    def _read_group(self, i: int) -> pa.Table | None:
+        try:
+            return self.file.read_row_group(i, columns=self.columns, use_threads=False)
+        except (OSError, pa.ArrowException) as exc:
+            problem = f"{self.path} row group {i} does not read back whole ({exc})"
+        try:
+            unchecked = pq.ParquetFile(self.path, page_checksum_verification=False)
+            table = unchecked.read_row_group(i, columns=self.columns, use_threads=False)
+        except (OSError, pa.ArrowException) as exc:
+            self.problems.append(f"{problem}; nor without page checksums ({exc})")
+            return None
+        self.problems.append(f"{problem}; its ids are compared as read without page checksums")
+        return table
+
+    def rows(self, wanted: Sequence[int]) -> dict[int, tuple[list[int] | None, int | None]]:
+        """{row: (its ids or None, its count or None)} for the rows ``wanted``."""
+        out: dict[int, tuple[list[int] | None, int | None]] = {}
+        groups: dict[int, list[int]] = {}
+        for row in wanted:
+            if 0 <= row < self.num_rows:
+                groups.setdefault(_group_of(self.starts, row), []).append(row)
+        for i, rows in sorted(groups.items()):
+            table = self._group(i)
+            if table is None:
+                self.unreadable.update(rows)
+                continue
+            ids, counts = table.column(0), table.column(1)
+            for row in rows:
+                at = row - self.starts[i]
+                out[row] = (ids[at].as_py(), counts[at].as_py())
+        return out
+
+
+def _group_of(starts: Sequence[int], row: int) -> int:
+    """The index of the range of ``starts`` (cumulative, from 0) that holds ``row``."""
+    lo, hi = 0, len(starts) - 2
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if starts[mid] <= row:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+class DataFile:
+    """A trainer format's data file (Megatron ``.bin``, datatrove ``.ds``): its tokens by
+    offset."""
+
+    def __init__(self, path: str, dtype: str) -> None:
+        self.path = path
+        self.typecode = TYPECODES[dtype]
+        self.itemsize = array(self.typecode).itemsize
+        self.total = os.path.getsize(path) // self.itemsize
+
+    def read(self, start: int, length: int) -> list[int]:
+        with open(self.path, "rb") as f:
+            f.seek(start * self.itemsize)
+            raw = f.read(max(0, length) * self.itemsize)
+        values = array(self.typecode)
+        values.frombytes(raw[: len(raw) - len(raw) % self.itemsize])
+        if sys.byteorder != "little":
+            values.byteswap()
+        return values.tolist()
+
+    def where(self, offset: int) -> str:
+        return f"token {offset} of {os.path.basename(self.path)}"
+
+
+class PackedRows:
+    """Packed Parquet rows read as one token stream (rows of ``length`` ids, the last one
+    shorter); a row of another length before the last is a problem, reported."""
+
+    def __init__(self, rows: ParquetRows, length: int, problems: list[str]) -> None:
+        self.rows = rows
+        self.length = length
+        self.problems = problems
+        counts = pq.read_table(rows.path, columns=[rows.columns[1]]).column(0).to_pylist()
+        wrong = [i for i, n in enumerate(counts[:-1]) if n != length]
+        if wrong:
+            problems.append(
+                f"{rows.path}: packed row {wrong[0]} holds {counts[wrong[0]]} ids, not "
+                f"{length} ({len(wrong)} such rows before the last)"
+            )
+        self.total = sum(n or 0 for n in counts)
+
+    def read(self, start: int, length: int) -> list[int]:
+        if length <= 0 or start >= self.total:
+            return []
+        first, last = start // self.length, (min(start + length, self.total) - 1) // self.length
+        got = self.rows.rows(range(first, last + 1))
+        stream: list[int] = []
+        for r in range(first, last + 1):
+            stream += got.get(r, (None, None))[0] or []
+        skip = start - first * self.length
+        return stream[skip : skip + length]
+
+    def where(self, offset: int) -> str:
+        return f"packed row {offset // self.length} position {offset % self.length}"
+
+
+# -- reading the inputs --------------------------------------------------------------------------
+
+
+def input_rows(
+    job: Job, f: InputFile, settings: EncodeSettings, groups: Sequence[int] | None = None
+) -> Iterator[tuple[int, str | None, str | None, str]]:
+    """(row, text, pair, why it is bad or "") for the rows of row groups ``groups`` of an input
+    (blocks of a JSON Lines file; None: every one), in order, read by the runner's readers."""
+    starts = list(accumulate((rg.rows for rg in f.row_groups), initial=0))
+    spans = (
+        [(0, len(f.row_groups))] if groups is None else [(g, g + 1) for g in sorted(set(groups))]
+    )
+    with open_source(f.path, job.storage) as (raw, _):
+        for first, end in spans:
+            row = starts[first]
+            blocks = f.blocks[first:end] if f.jsonl else ()
+            for batch, known in read_batches(
+                raw, settings, (first, end), blocks, f.compression, (), BATCH_ROWS
+            ):
+                texts, pairs, bad = texts_and_bad_rows(batch, settings, known)
+                for i, text in enumerate(texts):
+                    pair = pairs[i] if pairs is not None else None
+                    yield row + i, text, pair, bad.get(i, "")
+                row += len(texts)
+
+
+def _encoded(oracle: Oracle, rows: list[tuple[int, str | None, str | None, str]], pairs: bool):
+    """{row: ids, or why there are none} for input rows (row, text, pair, bad reason)."""
+    valid = [r for r in rows if not r[3]]
+    results = oracle.encode([r[1] for r in valid], [r[2] for r in valid] if pairs else None)
+    out: dict[int, list[int] | str] = {r[0]: r[3] for r in rows if r[3]}
+    out.update((r[0], result) for r, result in zip(valid, results))
+    return out
+
+
+def _batched(rows: Iterator, size: int) -> Iterator[list]:
+    batch: list = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+# -- auditing a job ------------------------------------------------------------------------------
+
+
+class JobAudit:
+    """The audit of a prepared job's outputs; :meth:`run` fills the report."""
+
+    def __init__(self, prep: Prepared, report: AuditReport, oracle: Oracle) -> None:
+        self.prep = prep
+        self.job = prep.job
+        self.facts: TokenizerFacts = prep.facts
+        self.report = report
+        self.oracle = oracle
+        self.settings = encode_settings(self.job, self.facts)
+        self.eos = eos_id(self.job, self.facts)
+
+    def expected(self, result: list[int] | str) -> list[int] | None:
+        """The ids the runner writes for an oracle result (None: a bad row's)."""
+        if isinstance(result, str):
+            return None if self.job.bad_rows != "empty_ids" else []
+        if self.eos is not None and result:
+            return [*result, self.eos]
+        return list(result)
+
+    def run(self, sample: dict[str, list[int]]) -> None:
+        for f in self.prep.files:
+            st = self.prep.states[f.rel]
+            out = str(st.output)
+            audit = FileAudit(display_path(st.output), display_path(Path(f.path)), self.job.format)
+            self.report.files.append(audit)
+            if not st.output.exists():
+                self.report.problems.append(f"{audit.output} does not exist: run the job first")
+                continue
+            self.check_provenance(out)
+            rows = audit.rows = sample.get(f.rel, [])
+            try:
+                if self.job.pack_length is not None:
+                    self.packed(f, audit, rows)
+                elif self.job.format == "parquet" and self.job.bad_rows != "skip":
+                    self.direct(f, audit, rows)
+                else:
+                    self.by_document(f, audit, rows)
+            except (OSError, pa.ArrowException, FormatError) as exc:
+                self.report.problems.append(
+                    f"{audit.output} (or its input {audit.input}) cannot be read: {exc}"
+                )
+
+    def check_provenance(self, out: str) -> None:
+        """The output's recorded tokenizer and options are the job's (else its ids are another
+        job's: a problem, and the mismatches say where)."""
+        try:
+            if self.job.format == "parquet":
+                doc, _ = read_metadata(out)
+            else:
+                doc = read_sidecar(output_path_prefix(out, self.job.format))["provenance"]
+        except (OSError, pa.ArrowException, ValueError, KeyError) as exc:
+            self.report.problems.append(f"{out}: its provenance cannot be read ({exc})")
+            return
+        wanted = {
+            "tokenizer.sha256": self.facts.sha256,
+            **{f"encode.{k}": v for k, v in described_options(self.job, self.facts).items()},
+            **{f"output.{k}": v for k, v in self.job.output_format().items()},
+        }
+        written = {
+            "tokenizer.sha256": (doc.get("tokenizer") or {}).get("sha256"),
+            **{f"encode.{k}": v for k, v in (doc.get("encode") or {}).items()},
+            **{f"output.{k}": v for k, v in (doc.get("output") or {}).items()},
+        }
+        differ = [
+            f"{key} {written.get(key)!r} (the job: {value!r})"
+            for key, value in wanted.items()
+            if written.get(key) != value
+        ]
+        if differ:
+            self.report.problems.append(
+                f"{display_path(Path(out))} was written with {', '.join(differ)}: run the job "
+                "again, or audit with the options it was run with"
+            )
+
+    def direct(self, f: InputFile, audit: FileAudit, rows: list[int]) -> None:
+        audit.located_by = "row number (every input row is an output row)"
+        problems = self.report.problems
+        out = ParquetRows(audit.output, self.job.ids_column, self.job.count_column, problems)
+        if out.num_rows != f.rows:
+            problems.append(f"{audit.output} holds {out.num_rows} rows, its input {f.rows}")
+        starts = list(accumulate((rg.rows for rg in f.row_groups), initial=0))
+        wanted = set(rows)
+        picked = [
+            r
+            for r in input_rows(self.job, f, self.settings, [_group_of(starts, r) for r in rows])
+            if r[0] in wanted
+        ]
+        results = _encoded(self.oracle, picked, self.job.pair_column is not None)
+        written = out.rows(rows)
+        for row in rows:
+            self._compare_row(audit, row, row, out, written, self.expected(results[row]))
+
+    def _compare_row(
+        self,
+        audit: FileAudit,
+        row: int,
+        output_row: int,
+        out: ParquetRows,
+        written: dict[int, tuple[list[int] | None, int | None]],
+        expected: list[int] | None,
+    ) -> None:
+        """One Parquet row: its ids, and its count column, which must be their number."""
+        ids, count = written.get(output_row, (None, None))
+        wrong = count != (None if ids is None else len(ids))
+        reason = f"the count column says {count} for {len(ids or [])} ids" if wrong else ""
+        if output_row in out.unreadable:
+            wrong, reason = True, "its row group cannot be read"
+        where = f"row {output_row}"
+        compare(self.report, audit, self.oracle, row, where, ids, expected, reason, wrong)
+
+    def _documents(
+        self, f: InputFile, rows: list[int], encode_all: bool
+    ) -> tuple[dict[int, tuple[int, list[int] | None]], int]:
+        """({sampled row: (its document number, expected ids)}, documents in the file): the
+        whole input read in order; rows are encoded when sampled (all if ``encode_all``)."""
+        wanted = set(rows)
+        pairs = self.job.pair_column is not None
+        found: dict[int, tuple[int, list[int] | None]] = {}
+        document = 0
+        for batch in _batched(input_rows(self.job, f, self.settings), BATCH_ROWS):
+            todo = batch if encode_all else [r for r in batch if r[0] in wanted]
+            results = _encoded(self.oracle, todo, pairs)
+            for row, _, _, bad in batch:
+                result = results.get(row)  # ids or why the oracle refuses, if encoded
+                refused = bad or (result if isinstance(result, str) else "")
+                if row in wanted:
+                    found[row] = (document, self.expected(bad if result is None else result))
+                if not refused or self.job.bad_rows == "empty_ids":
+                    document += 1
+        return found, document
+
+    def by_document(self, f: InputFile, audit: FileAudit, rows: list[int]) -> None:
+        problems = self.report.problems
+        if self.job.format == "parquet":
+            out: Any = ParquetRows(
+                audit.output, self.job.ids_column, self.job.count_column, problems
+            )
+            count, what = out.num_rows, "rows"
+        else:
+            lengths = self._trainer_lengths(audit.output)
+            if lengths is None:
+                return
+            info, _ = lengths
+            count, what = info.documents, "documents"
+        found, documents = self._documents(f, rows, encode_all=False)
+        how = "every row"
+        if documents != count:  # rows the oracle refuses are bad rows too: find them
+            found, documents = self._documents(f, rows, encode_all=True)
+            how = "every row, each encoded by tokenizers to find the ones it refuses,"
+        if documents != count:
+            problems.append(
+                f"{audit.output} holds {count} {what}, the input's rows less its bad rows give "
+                f"{documents}: sampled rows may be matched to the wrong documents"
+            )
+        audit.located_by = (
+            f"document number: the input row less the bad rows before it ({how} read), "
+            f"checked against the output's {count} {what}"
+            + ("" if self.job.format == "parquet" else "; offsets and lengths from its index")
+        )
+        if self.job.format == "parquet":
+            written = out.rows(sorted(d for d, e in found.values()))
+            for row in rows:
+                document, expected = found[row]
+                if expected is None and self.job.bad_rows == "skip":
+                    compare(self.report, audit, self.oracle, row, "skipped", None, None)
+                    continue
+                self._compare_row(audit, row, document, out, written, expected)
+            return
+        self._compare_documents(f, audit, rows, found)
+
+    def _trainer_lengths(self, out: str) -> Any:
+        from batchtok.formats import datatrove, megatron
+
+        try:
+            if self.job.format == "megatron":
+                return megatron.document_lengths(output_path_prefix(out, "megatron"))
+            return datatrove.document_lengths(out)
+        except (OSError, FormatError) as exc:
+            self.report.problems.append(f"{out} cannot be read: {exc}")
+            return None
+
+    def _data_file(self, out: str, dtype: str) -> DataFile:
+        if self.job.format == "megatron":
+            return DataFile(output_path_prefix(out, "megatron") + ".bin", dtype)
+        return DataFile(out, dtype)
+
+    def _compare_documents(
+        self,
+        f: InputFile,
+        audit: FileAudit,
+        rows: list[int],
+        found: dict[int, tuple[int, list[int] | None]],
+    ) -> None:
+        lengths = self._trainer_lengths(audit.output)
+        if lengths is None:
+            return
+        info, stream = lengths
+        data = self._data_file(audit.output, info.dtype)
+        wanted = {d for d, e in found.values() if e is not None}
+        spans: dict[int, tuple[int, int]] = {}
+        offset = 0
+        try:
+            for document, length in enumerate(stream):
+                if document in wanted:
+                    spans[document] = (offset, length)
+                offset += length
+        except FormatError as exc:
+            self.report.problems.append(f"{audit.output}: {exc}")
+        for row in rows:
+            document, expected = found[row]
+            if expected is None:  # a bad row is no document here
+                compare(self.report, audit, self.oracle, row, "no document", None, None)
+                continue
+            if document not in spans:
+                compare(
+                    self.report,
+                    audit,
+                    self.oracle,
+                    row,
+                    f"document {document}",
+                    None,
+                    expected,
+                    f"the output has no document {document}",
+                )
+                continue
+            start, length = spans[document]
+            compare(
+                self.report,
+                audit,
+                self.oracle,
+                row,
+                f"document {document}, {data.where(start)}",
+                data.read(start, length),
+                expected,
+            )
+
+    def packed(self, f: InputFile, audit: FileAudit, rows: list[int]) -> None:
+        """Packed rows: each sampled document's window found by the oracle's lengths of every
+        document before it, checked up to the first token of the next one."""
+        job, problems = self.job, self.report.problems
+        assert job.pack_length is not None
+        if job.format == "parquet":
+            stream: Any = PackedRows(
+                ParquetRows(audit.output, job.ids_column, job.count_column, problems),
+                job.pack_length,
+                problems,
+            )
+        else:
+            lengths = self._trainer_lengths(audit.output)
+            if lengths is None:
+                return
+            stream = self._data_file(audit.output, lengths[0].dtype)
+        last = rows[-1] if rows else -1
+        pending: list[tuple[int, int, list[int] | None]] = []  # (row, offset, expected)
+        windows: list[tuple[int, int, list[int] | None, int | None]] = []
+        offset = 0
+        reached_end = True
+        pairs = job.pair_column is not None
+        wanted = set(rows)
+        for batch in _batched(input_rows(job, f, self.settings), BATCH_ROWS):
+            results = _encoded(self.oracle, batch, pairs)
+            for row, _, _, _ in batch:
+                expected = self.expected(results[row])
+                ids = expected or []
+                if ids and pending:  # the first token after each pending document
+                    windows += [(r, at, e, ids[0]) for r, at, e in pending]
+                    pending = []
+                if row in wanted:
+                    pending.append((row, offset, expected))
+                offset += len(ids)
+            if not pending and batch[-1][0] >= last:
+                reached_end = batch[-1][0] == f.rows - 1
+                break
+        windows += [(r, at, e, None) for r, at, e in pending]  # the file's last documents
+        end = offset
+        if reached_end:
+            if not job.pack_keep_last:
+                end -= end % job.pack_length
+            if stream.total != end:
+                problems.append(
+                    f"{audit.output} holds {stream.total} tokens, the oracle's documents "
+                    f"{'packed ' if end != offset else ''}make {end}"
+                )
+        audit.located_by = (
+            "token offset: the sum of tokenizers' lengths (with the EOS) of the documents "
+            "before it, each window checked up to the next document's first token"
+        )
+        for row, start, expected, following in windows:
+            ids = expected or []
+            want = ids + ([following] if following is not None else [])
+            if reached_end:
+                want = want[: max(0, end - start)]  # the short last row dropped
+            got = stream.read(start, len(want))
+            reason = ""
+            if len(got) == len(want) and got[: len(ids)] == ids and got != want:
+                reason = "the document runs on past its end (its next token is not the next one's)"
+            compare(self.report, audit, self.oracle, row, stream.where(start), got, want, reason)
+
+
+def audit_job(job: Job, sample: int = DEFAULT_SAMPLE, seed: int = DEFAULT_SEED) -> AuditReport:
+    """Audit the finished outputs of ``job``: ``sample`` input rows (see :func:`draw_sample`)
+    encoded by ``tokenizers`` under the job's options and compared with what was written.
+    Raises :class:`OracleMissing` without ``tokenizers``, JobError for an invalid job."""
+    import_oracle()  # before any work: the missing extra is the first thing said
+    prep = prepare(job, remember=False)
+    truncation = applied_truncation(job, prep.facts)
+    oracle = Oracle(
+        prep.tokenizer_bytes,
+        job.add_special_tokens,
+        job.special_tokens_in_text == "text",
+        FILE_TRUNCATION if job.max_length == "tokenizer" else truncation,
+    )
+    source = display_path(job.file) if job.file else "the job"
+    report = AuditReport(oracle.version, seed, sample, source)
+    if job.max_length == "tokenizer" and oracle.truncation != prep.facts.truncation:
+        report.problems.append(
+            f"tokenizers reads the truncation of {job.tokenizer_path.name} as "
+            f"{oracle.truncation}, batchtok as {prep.facts.truncation}"
+        )
+    # Whether each output is the job's as the inputs are now, from the run's records (inputs
+    # whose stat changed are not hashed again: their outputs cannot be vouched for).
+    planned = plan_job(job, hash_inputs=False)
+    for planned_file in planned["files"]:
+        if planned_file["complete"] or not os.path.exists(planned_file["output"]):
+            continue
+        output, source = display_path(Path(planned_file["output"])), planned_file["file"]
+        statuses = [s["status"] for s in planned_file["shards"]]
+        if "unknown" in statuses:
+            report.problems.append(
+                f"{display_path(Path(source))} changed since {output} was written (or "
+                "the run left no record of it): run the job first"
+            )
+        else:
+            todo = sum(s != "cached" for s in statuses)
+            report.problems.append(
+                f"{output} is not complete for the job as it is now ({todo} of "
+                f"{len(statuses)} shards to do): run the job first"
+            )
+    strata = [
+        Stratum(f.rel, shard.first_row, shard.rows)
+        for f in prep.files
+        for shard in prep.states[f.rel].shards
+    ]
+    JobAudit(prep, report, oracle).run(draw_sample(strata, sample, seed))
+    return report
+
+
+# -- auditing a tokenizer on text files ----------------------------------------------------------
+
+
+def read_texts(path: str, column: str) -> list[str | None]:
+    """The texts of a file: each line of a text file (without its line break), or the
+    ``column`` of a Parquet or JSON Lines file (None for a null or unreadable row)."""
+    if path.endswith(".parquet"):
+        table = pq.read_table(path, columns=[column])
+        return table.column(0).to_pylist()
+    if is_jsonl(path):
+        codec = jsonl_compression(path)
+        schema = pa.schema([pa.field(column, pa.string())])
+        with open(path, "rb") as raw:
+            stream = open_stream(raw, None if codec is False else codec)
+            out: list[str | None] = []
+            for batch, _ in read_rows(stream, 1, (column,), 1, BATCH_ROWS, schema):
+                out += batch.column(0).to_pylist()
+            return out
+    with open(path, encoding="utf-8", newline="") as f:
+        return [line.removesuffix("\n").removesuffix("\r") for line in f]
+
+
+def audit_texts(
+    tokenizer_path: str,
+    paths: Sequence[str],
+    column: str = "text",
+    sample: int = DEFAULT_SAMPLE,
+    seed: int = DEFAULT_SEED,
+    add_special_tokens: bool = True,
+    special_tokens_as_text: bool = False,
+) -> AuditReport:
+    """batchtok's ids for ``sample`` texts of ``paths`` (lines, or a column) compared with
+    ``tokenizers``', both loading ``tokenizer_path`` with its truncation, without padding."""
+    from batchtok import Tokenizer
+
+    import_oracle()
+    data = Path(tokenizer_path).read_bytes()
+    oracle = Oracle(data, add_special_tokens, special_tokens_as_text)
+    tok = Tokenizer.from_buffer(data)
+    tok.no_padding()
+    tok.encode_special_tokens = special_tokens_as_text
+    encoder = Encoder(tok, add_special_tokens)
+    report = AuditReport(oracle.version, seed, sample, f"batchtok's ids with {tokenizer_path}")
+    texts = {path: read_texts(path, column) for path in paths}
+    chosen = draw_sample([Stratum(p, 0, len(t)) for p, t in texts.items()], sample, seed)
+    for path in paths:
+        rows = chosen.get(path, [])
+        by_line = not path.endswith(".parquet") and not is_jsonl(path)
+        audit = FileAudit(path, path, "text", "line number" if by_line else "row number")
+        audit.rows = rows
+        report.files.append(audit)
+        picked = [texts[path][r] for r in rows]
+        valid = [t for t in picked if t is not None]
+        ours, errors = encoder.encode(valid)
+        theirs = iter(zip(ours, oracle.encode(valid), range(len(valid))))
+        for row, text in zip(rows, picked):
+            if text is None:  # a null row: neither side has ids
+                compare(report, audit, oracle, row, f"row {row}", None, None)
+                continue
+            mine, result, j = next(theirs)
+            expected = None if isinstance(result, str) else result
+            reason = f"batchtok refuses it ({errors[j]})" if j in errors else ""
+            if isinstance(result, str) and mine is not None:
+                reason = f"tokenizers refuses it ({result}), batchtok encodes it"
+            compare(
+                report,
+                audit,
+                oracle,
+                row,
+                f"line {row + 1}" if by_line else f"row {row}",
+                mine,
+                expected,
+                reason,
+            )
+    return report

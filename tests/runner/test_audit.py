@@ -1,0 +1,343 @@
+"""``batchtok audit``: a finished job's ids compared with `tokenizers`' on a sample, in every
+output format. A clean output passes; one id changed in the written file is found with its
+file, row and position; the sample is the seed's; the job's pairs and truncation are the
+oracle's too; without `tokenizers` the command refuses in one line naming the extra; and the
+text-file mode finds a wrong id batchtok gave."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import batchtok
+from batchtok.formats import datatrove, megatron
+from batchtok.runner import audit as audit_module
+from batchtok.runner.audit import Stratum, draw_sample
+from tests.support.fixtures import fixture_path
+from tests.support.runner import (
+    EXAMPLE_JOB,
+    GPT2,
+    REPO,
+    basic_job,
+    invoke,
+    oracle_ids,
+    texts,
+    write_parquet,
+)
+
+ALL = "1000000"  # a sample larger than any input here: every row is checked
+
+
+def _inputs(tmp_path: Path) -> dict[str, list[str | None]]:
+    """Two input files, one cut into several shards, with a null row and an empty one."""
+    a = texts(90, seed=11)
+    a[5] = None
+    a[6] = ""
+    b = texts(25, seed=12)
+    write_parquet(tmp_path / "in" / "a.parquet", a, row_group_size=15)
+    write_parquet(tmp_path / "in" / "b.parquet", b, row_group_size=25)
+    return {"a": a, "b": b}
+
+
+def _run(tmp_path: Path, **settings) -> Path:
+    job = basic_job(tmp_path, run__shard_mb=0.002, **settings)
+    code, output = invoke("run", job)
+    assert code in (0, 3), output
+    return job
+
+
+def _audit(job: Path, *args: str) -> tuple[int, str]:
+    return invoke("audit", job, *args)
+
+
+def _report(job: Path, *args: str) -> dict:
+    code, output = _audit(job, "--json", *args)
+    report = json.loads(output)
+    assert code == (0 if report["ok"] else 1)
+    return report
+
+
+# -- planting one wrong id ------------------------------------------------------------------
+
+
+def _other(token_id: int) -> int:
+    return (token_id + 1) % 50000
+
+
+def _plant_in_parquet(path: Path, row: int, position: int) -> tuple[int, int]:
+    """Rewrite ``path`` with the id at (row, position) of its ids column changed, row groups
+    and metadata kept; returns (old id, new id)."""
+    pf = pq.ParquetFile(path)
+    schema = pf.schema_arrow
+    name = schema.names[-2]
+    groups = [pf.read_row_group(i) for i in range(pf.metadata.num_row_groups)]
+    at = row
+    old = new = -1
+    with pq.ParquetWriter(str(path) + ".tmp", schema) as writer:
+        for table in groups:
+            if 0 <= at < table.num_rows:
+                rows = table.column(name).to_pylist()
+                old = rows[at][position]
+                new = rows[at][position] = _other(old)
+                column = pa.array(rows, schema.field(name).type)
+                table = table.set_column(schema.names.index(name), schema.field(name), column)
+            at -= table.num_rows
+            writer.write_table(table, row_group_size=table.num_rows)
+    os.replace(str(path) + ".tmp", path)
+    assert old >= 0
+    return old, new
+
+
+def _plant_in_bytes(path: Path, token: int, itemsize: int = 2) -> tuple[int, int]:
+    """Overwrite token number ``token`` of a trainer format's data file in place."""
+    with open(path, "r+b") as f:
+        f.seek(token * itemsize)
+        (old,) = struct.unpack("<H", f.read(itemsize))
+        new = _other(old)
+        f.seek(token * itemsize)
+        f.write(struct.pack("<H", new))
+    return old, new
+
+
+def _document_offset(documents: list[list[int]], document: int) -> int:
+    return sum(len(d) for d in documents[:document])
+
+
+CASES = [
+    ("parquet", None, "null_ids"),
+    ("parquet", None, "skip"),
+    ("parquet", 64, "null_ids"),
+    ("megatron", None, "null_ids"),
+    ("datatrove", None, "empty_ids"),
+    ("megatron", 64, "null_ids"),
+]
+
+
+@pytest.mark.parametrize(("format", "pack", "bad_rows"), CASES)
+def test_a_clean_output_passes_and_one_planted_wrong_id_is_found(
+    tmp_path: Path, format: str, pack: int | None, bad_rows: str, monkeypatch
+) -> None:
+    monkeypatch.setattr(audit_module, "BATCH_ROWS", 16)  # documents found across batches
+    rows = _inputs(tmp_path)
+    settings: dict = {"output__format": format, "run__bad_rows": bad_rows}
+    if format != "parquet" or pack:
+        settings["output__append_eos"] = True
+    if pack:
+        settings["output__pack_length"] = pack
+    job = _run(tmp_path, **settings)
+    report = _report(job, "--sample", ALL)
+    assert report["ok"], report
+    assert report["rows_checked"] == report["rows_equal"] == 115
+    assert report["tokenizers_version"] == "0.23.3"
+    assert _report(job, "--sample", "10")["ok"]  # a sample: every file and shard drawn
+
+    # the independent check: what the format's own reader gives is the oracle's, so the audit
+    # had something right to pass on
+    eos = format != "parquet" or pack
+    encoded = iter(oracle_ids([t for t in rows["a"] if t is not None]))
+    per_row = [None if t is None else next(encoded) for t in rows["a"]]
+    per_row = [ids + [50256] if eos and ids else ids for ids in per_row]
+    documents = [[] if ids is None else ids for ids in per_row]
+    if bad_rows != "empty_ids":
+        documents = [ids for ids in per_row if ids is not None]
+    out = tmp_path / "out"
+    row = 40  # the planted id: input row 40 of a.parquet, position 3 of its ids
+    position = 3
+    document = row - (bad_rows != "empty_ids")  # the null row 5 is no document (unless empty)
+    offset = _document_offset(documents, document) + position  # of the id in the token stream
+    if format == "parquet" and not pack:
+        output_row = row if bad_rows == "null_ids" else document
+        old, new = _plant_in_parquet(out / "a.parquet", output_row, position)
+        where = f"row {output_row}"
+    elif format == "parquet":
+        old, new = _plant_in_parquet(out / "a.parquet", offset // pack, offset % pack)
+        start = offset - position
+        where = f"packed row {start // pack} position {start % pack}"
+    else:
+        path = out / ("a.bin" if format == "megatron" else "a.ds")
+        if not pack:  # the format's own reader: the documents are the oracle's plus EOS
+            reader = (
+                megatron.read_documents(str(out / "a"))
+                if format == "megatron"
+                else datatrove.read_documents(str(path))
+            )
+            assert [d.tolist() for d in reader] == documents
+        old, new = _plant_in_bytes(path, offset)
+        where = f"token {offset - position} of {path.name}" if pack else f"document {document}"
+    code, output = _audit(job, "--sample", ALL)
+    assert code == 1, output
+    lines = [line for line in output.splitlines() if line.startswith("mismatch:")]
+    assert len(lines) == 1, output
+    written_file = {"parquet": "a.parquet", "megatron": "a.idx", "datatrove": "a.ds"}[format]
+    assert f"/out/{written_file} row {row} " in lines[0]
+    assert where in lines[0] and f"position {position}:" in lines[0]
+    assert f"written {new} " in lines[0] and f"tokenizers {old} " in lines[0]
+    assert "rows checked: 115, rows equal: 114" in output
+
+
+def test_a_flipped_byte_in_a_parquet_output_is_a_failure_naming_its_row_group(
+    tmp_path: Path,
+) -> None:
+    _inputs(tmp_path)
+    job = _run(tmp_path, output__compression="none")
+    path = tmp_path / "out" / "b.parquet"
+    column = pq.read_metadata(path).row_group(0).column(2)  # id, text, ids, count
+    assert column.path_in_schema.startswith("input_ids")
+    with open(path, "r+b") as f:
+        f.seek(column.data_page_offset + column.total_compressed_size // 2)
+        byte = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([byte[0] ^ 0x5A]))
+    code, output = _audit(job, "--sample", ALL)
+    assert code == 1
+    assert "b.parquet row group 0 does not read back whole" in output, output
+    assert "its row group cannot be read" in output or "ids differ" in output
+
+
+def test_a_document_length_changed_in_the_index_is_a_mismatch(tmp_path: Path) -> None:
+    _inputs(tmp_path)
+    job = _run(tmp_path, output__format="datatrove", output__append_eos=True)
+    index = tmp_path / "out" / "a.ds.index"
+    ends = list(struct.unpack(f"<{index.stat().st_size // 8}Q", index.read_bytes()))
+    ends[20] += 1  # document 20 one token longer, document 21 one shorter: sizes unchanged
+    index.write_bytes(struct.pack(f"<{len(ends)}Q", *ends))
+    code, output = _audit(job, "--sample", ALL)
+    assert code == 1
+    mismatches = [line for line in output.splitlines() if line.startswith("mismatch:")]
+    assert len(mismatches) == 2, output
+    assert "a.ds row 21 (document 20, " in mismatches[0] and "ids written" in mismatches[0]
+    assert "a.ds row 22 (document 21, " in mismatches[1]
+
+
+def test_the_example_job_passes_and_the_sample_is_the_seed_s(tmp_path: Path) -> None:
+    out = json.dumps(str(tmp_path / "out"))
+    assert invoke("run", EXAMPLE_JOB, "--set", f"output.dir={out}")[0] == 0
+    first = _report(EXAMPLE_JOB, "--set", f"output.dir={out}", "--sample", "40", "--seed", "5")
+    again = _report(EXAMPLE_JOB, "--set", f"output.dir={out}", "--sample", "40", "--seed", "5")
+    other = _report(EXAMPLE_JOB, "--set", f"output.dir={out}", "--sample", "40", "--seed", "6")
+    rows = first["files"][0]["rows"]
+    assert first["ok"] and len(rows) == 40 == first["rows_checked"]
+    assert again["files"][0]["rows"] == rows
+    assert other["files"][0]["rows"] != rows
+    code, output = _audit(EXAMPLE_JOB, "--set", f"output.dir={out}")
+    assert code == 0, output
+    assert "453 rows checked, 453 equal" in output
+
+
+def test_a_json_lines_job_is_audited_by_its_line_rows(tmp_path: Path) -> None:
+    job = REPO / "jobs" / "example-jsonl.toml"
+    out = json.dumps(str(tmp_path / "out"))
+    assert invoke("run", job, "--set", f"output.dir={out}")[0] in (0, 3)
+    report = _report(job, "--set", f"output.dir={out}", "--sample", "50")
+    assert report["ok"] and report["rows_checked"] == 50
+
+
+def test_the_sample_is_stratified_over_every_shard_and_reproducible() -> None:
+    strata = [Stratum("a", 0, 500), Stratum("a", 500, 3), Stratum("b", 0, 97), Stratum("c", 0, 0)]
+    sample = draw_sample(strata, 60, seed=1)
+    assert sum(map(len, sample.values())) == 60
+    assert any(500 <= r < 503 for r in sample["a"]) and sample["b"]  # every shard is drawn
+    assert all(0 <= r < 503 for r in sample["a"]) and all(0 <= r < 97 for r in sample["b"])
+    assert len(set(sample["a"])) == len(sample["a"])
+    assert draw_sample(strata, 60, seed=1) == sample != draw_sample(strata, 60, seed=2)
+    assert draw_sample(strata, 10_000, seed=1) == {"a": list(range(503)), "b": list(range(97))}
+    small = draw_sample(strata, 2, seed=3)  # fewer rows than shards: one per file first
+    assert sorted(small) == ["a", "b"] and sum(map(len, small.values())) == 2
+
+
+MINILM = fixture_path("minilm")  # truncation (128) and padding in the file; BERT pairs
+
+
+def test_pairs_and_truncation_are_the_job_s(tmp_path: Path) -> None:
+    text = texts(60, seed=21, max_words=200)
+    pair = texts(60, seed=22, max_words=30)
+    pair[3] = None  # a bad row
+    write_parquet(tmp_path / "in" / "p.parquet", text, extra={"question": pair})
+    common = {"tokenizer__path": str(MINILM), "input__pair_column": "question"}
+    job = _run(tmp_path, **common)  # the file's truncation (128)
+    assert _report(job, "--sample", ALL)["ok"]
+
+    # a numeric truncation whose only_second refuses some rows (bad rows, as in tokenizers)
+    job = _run(
+        tmp_path,
+        **common,
+        encode__max_length=40,
+        encode__truncation_strategy="only_second",
+        output__dir=str(tmp_path / "out40"),
+    )
+    report = _report(job, "--sample", ALL)
+    assert report["ok"], report
+    assert report["files"][0]["bad_rows"] > 1  # the null pair and rows tokenizers refuses
+    # audited under other options than those the job ran with: said, and the ids differ
+    code, output = _audit(job, "--sample", ALL, "--set", "encode.max_length=60")
+    assert code == 1
+    assert "was written with encode.truncation " in output and "mismatch:" in output
+
+
+_BLOCKED = """
+import sys
+sys.modules["tokenizers"] = None  # import tokenizers now raises ImportError
+from batchtok.cli import main
+sys.argv = ["batchtok", *sys.argv[1:]]
+main()
+"""
+
+
+def test_without_tokenizers_audit_refuses_in_one_line_and_run_still_works(
+    tmp_path: Path,
+) -> None:
+    _inputs(tmp_path)
+    job = basic_job(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+
+    def batchtok_cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-c", _BLOCKED, *args], capture_output=True, text=True, env=env
+        )
+
+    ran = batchtok_cli("run", str(job), "-q")
+    assert ran.returncode == 3, ran.stderr  # done, with the null row as a bad row
+    for args in ([str(job)], ["-t", str(GPT2), str(tmp_path / "job.toml")]):
+        refused = batchtok_cli("audit", *args)
+        assert refused.returncode == 2
+        assert refused.stdout == ""
+        assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+        assert "pip install 'batchtok[audit]'" in refused.stderr
+
+
+def test_the_text_file_mode_finds_a_wrong_id_from_batchtok(tmp_path: Path, monkeypatch) -> None:
+    lines = [t for t in texts(40, seed=31) if "\n" not in t and "\r" not in t]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_parquet(tmp_path / "t.parquet", [*lines, None], text_column="body")
+    code, output = invoke("audit", "-t", GPT2, corpus)
+    assert code == 0, output
+    assert f"{len(lines)} rows checked, {len(lines)} equal" in output
+    code, output = invoke("audit", "-t", GPT2, tmp_path / "t.parquet", "--column", "body")
+    assert code == 0, output
+
+    target = 7
+    original = batchtok.Tokenizer.encode_batch_ids
+
+    def wrong(self, inputs, *args, **kwargs):
+        ids = original(self, inputs, *args, **kwargs)
+        return [
+            [*row[:2], _other(row[2]), *row[3:]] if text == lines[target] else row
+            for text, row in zip(inputs, ids)
+        ]
+
+    assert len(oracle_ids([lines[target]])[0]) > 2
+    monkeypatch.setattr(batchtok.Tokenizer, "encode_batch_ids", wrong)
+    code, output = invoke("audit", "-t", GPT2, corpus, "--sample", ALL)
+    assert code == 1, output
+    mismatch = [line for line in output.splitlines() if line.startswith("mismatch:")]
+    assert len(mismatch) == lines.count(lines[target])
+    assert f"(line {target + 1}) position 2:" in mismatch[0]
