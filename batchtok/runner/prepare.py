@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from batchtok import __version__
@@ -35,9 +34,11 @@ from .plan import (
     resolve,
     text_columns,
 )
+from .store import OutPath
+from .store import configure as configure_storage
 
 
-def state_dir(job: Job) -> Path:
+def state_dir(job: Job) -> OutPath:
     return job.output_dir / STATE_DIR
 
 
@@ -72,6 +73,7 @@ def prepare(job: Job, *, remember: bool) -> Prepared:
 
     The tokenizer is loaded only if its facts are not remembered from an earlier run (in the
     state directory; ``remember`` stores them)."""
+    configure_storage(job.storage)
     sdir = state_dir(job)
     files, warnings = resolve_inputs(job, Records(sdir))
     data, xxh3, sha256 = read_tokenizer(job)

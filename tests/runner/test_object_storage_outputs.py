@@ -1,0 +1,77 @@
+"""Outputs in object storage (``output.dir = "s3://..."``, moto's S3 server on 127.0.0.1):
+the same files a local output gets, byte for byte; a re-run redoes nothing; nothing partial
+is ever visible (an upload that fails or is killed leaves no object and no incomplete
+multipart upload); the lock is an object two runs cannot both create."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from batchtok.runner import store
+from tests.support.runner import basic_job, invoke, texts, write_parquet
+from tests.support.s3 import bucket, incomplete_uploads, moto_server, objects, upload_tree
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[str]:
+    with moto_server() as url:
+        yield url
+
+
+def _local_files(out: Path) -> dict[str, bytes]:
+    """What a reader sees of a local output (state and summary left out)."""
+    return {
+        p.relative_to(out).as_posix(): p.read_bytes()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and not p.relative_to(out).as_posix().startswith((".batchtok", "_"))
+    }
+
+
+def _remote_files(endpoint: str, name: str, prefix: str) -> dict[str, bytes]:
+    return {
+        k: v
+        for k, v in objects(endpoint, name, prefix).items()
+        if not k.startswith((".batchtok", "_"))
+    }
+
+
+def _corpus(root: Path) -> Path:
+    write_parquet(root / "a.parquet", texts(120, seed=1), row_group_size=30)
+    write_parquet(root / "sub" / "b.parquet", texts(40, seed=2), row_group_size=40)
+    return root
+
+
+def test_an_s3_output_holds_the_files_a_local_output_holds_and_a_rerun_redoes_nothing(
+    tmp_path: Path, endpoint: str
+) -> None:
+    local_in = _corpus(tmp_path / "in")
+    fs = bucket(endpoint, "out-a")
+    upload_tree(fs, local_in, "out-a/corpus")
+    for d in ("disk", "s3"):
+        (tmp_path / d).mkdir()
+    # several shards per file: parts under .batchtok/parts/, joined once complete
+    on_disk = basic_job(tmp_path / "disk", input__paths=[str(local_in)], run__shard_mb=0.002)
+    code, output = invoke("run", on_disk)
+    assert code == 0, output
+    remote = basic_job(
+        tmp_path / "s3",
+        input__paths=["s3://out-a/corpus/"],
+        output__dir="s3://out-a/tokens/",
+        storage__endpoint=endpoint,
+        run__shard_mb=0.002,
+    )
+    code, output = invoke("run", remote)
+    assert code == 0, output
+    want = _local_files(tmp_path / "disk" / "out")
+    assert set(want) == {"a.parquet", "sub/b.parquet"}
+    assert _remote_files(endpoint, "out-a", "tokens/") == want
+    assert not incomplete_uploads(endpoint, "out-a")
+    remote_summary = json.loads(objects(endpoint, "out-a", "tokens/")["_batchtok_summary.json"])
+    assert remote_summary["status"] == "success" and remote_summary["shards"]["done"] > 2
+    assert not list(Path.cwd().glob("s3:*")), "an s3:// path was used as a local one"
+    code, output = invoke("run", remote)
+    assert code == 0 and "nothing to do" in output, output
