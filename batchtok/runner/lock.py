@@ -122,8 +122,9 @@ class RunLock:
         held = os.fstat(self.fd)
         return held.st_dev, held.st_ino
 
-    def holds_path(self) -> bool:
-        """Whether the lock's path still names the file this lock holds."""
+    def holds_path(self, cached: bool = False) -> bool:
+        """Whether the lock's path still names the file this lock holds (``cached``: as
+        :class:`S3RunLock`'s; a stat is cheap, so always checked)."""
         return self.fd is not None and names(self.path, self.identity())
 
     def _acquire_once(self) -> None:
@@ -334,15 +335,15 @@ class S3RunLock:
     def identity(self) -> str:
         return self.run_id
 
-    def holds_path(self) -> bool:
-        """Whether the lock is still this run's (re-read at most every CHECK_SECONDS); also
-        rewrites it when its heartbeat is due."""
+    def holds_path(self, cached: bool = False) -> bool:
+        """Whether the lock is still this run's (``cached``: re-read at most every
+        CHECK_SECONDS, for a loop asking often); also rewrites it when its heartbeat is due."""
         if self._lost:
             return False
         now = time.monotonic()
         if now - self._beat >= HEARTBEAT_SECONDS:
             self._lost = not self._put(IfMatch=self.etag)
-        elif now - self._checked >= CHECK_SECONDS:
+        elif not cached or now - self._checked >= CHECK_SECONDS:
             self._lost = object_lock_run_id(self.path) != self.run_id
             self._checked = now
         return not self._lost

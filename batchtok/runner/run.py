@@ -396,7 +396,7 @@ class _Run:
     def _check_lock(self, executor: LocalExecutor) -> None:
         """Stop dispatching if the lock file was deleted or replaced (another run may have
         started beside this one); the workers check it too before publishing a file."""
-        if self.lock is None or self.stopping or self.lock.holds_path():
+        if self.lock is None or self.stopping or self.lock.holds_path(cached=True):
             return
         try:
             check_lock(self.lock.path, self.lock.identity())

@@ -273,9 +273,9 @@ def upload(tmp: str | os.PathLike[str], dest: S3Path) -> None:
                 s3.put_object(Bucket=dest.bucket, Key=dest.key, Body=f)
         else:
             _multipart(s3, tmp, dest, size)
-    except Exception as exc:
-        if isinstance(exc, OSError):
-            raise
+    except ObjectStoreError:
+        raise
+    except Exception as exc:  # botocore's errors, a connection lost: name the object
         raise _failed(str(dest), "upload", exc) from exc
     with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp)

@@ -6,14 +6,33 @@ multipart upload); the lock is an object two runs cannot both create."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from batchtok.runner import lock as lock_module
+from batchtok.runner import output as output_module
 from batchtok.runner import store
+from batchtok.runner.errors import LockHeld
+from batchtok.runner.lock import S3RunLock, object_lock_run_id
+from batchtok.runner.storage import StorageOptions
+from batchtok.runner.store import S3Path
 from tests.support.runner import basic_job, invoke, texts, write_parquet
-from tests.support.s3 import bucket, incomplete_uploads, moto_server, objects, upload_tree
+from tests.support.s3 import (
+    bucket,
+    incomplete_uploads,
+    moto_server,
+    objects,
+    s3_client,
+    upload_tree,
+)
 
 
 @pytest.fixture(scope="module")
@@ -173,3 +192,210 @@ def test_a_megatron_output_on_s3_matches_the_local_one_and_the_primary_file_come
     assert code == 0, output
     code, output = invoke("run", remote)
     assert code == 0 and "nothing to do" in output, output
+
+
+def test_an_upload_that_fails_leaves_no_object_and_no_incomplete_upload(
+    tmp_path: Path, endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bucket(endpoint, "out-d")
+    store.configure(StorageOptions(endpoint=endpoint))
+    monkeypatch.setattr(store, "MULTIPART_BYTES", 1)  # every file in parts of 5 MiB
+    monkeypatch.setattr(store, "PART_BYTES", 5 * 2**20)
+    original = store.upload_part
+
+    def fail_second(s3: object, dest: S3Path, upload_id: str, number: int, chunk: bytes) -> str:
+        if number == 2:
+            raise ConnectionError("the network went away")
+        return original(s3, dest, upload_id, number, chunk)
+
+    monkeypatch.setattr(store, "upload_part", fail_second)
+    tmp = tmp_path / "big.bin"
+    tmp.write_bytes(os.urandom(6 * 2**20))
+    dest = S3Path("out-d", "tokens/big.bin")
+    with pytest.raises(OSError, match="cannot upload s3://out-d/tokens/big.bin"):
+        store.upload(tmp, dest)
+    assert dest.head() is None
+    assert incomplete_uploads(endpoint, "out-d") == []
+    assert tmp.exists()  # the caller's to delete (AtomicParquet.abort does)
+    monkeypatch.setattr(store, "upload_part", original)
+    store.upload(tmp, dest)
+    assert objects(endpoint, "out-d", "tokens/")["big.bin"] == dest.read_bytes()
+    assert not tmp.exists()
+
+
+def test_a_worker_killed_mid_upload_leaves_nothing_visible_and_the_retry_completes(
+    tmp_path: Path, endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local_in = _corpus(tmp_path / "in")
+    bucket(endpoint, "out-e")
+    (tmp_path / "disk").mkdir()
+    on_disk = basic_job(tmp_path / "disk", input__paths=[str(local_in)], run__shard_mb=0.002)
+    code, output = invoke("run", on_disk)
+    assert code == 0, output
+    monkeypatch.setattr(store, "MULTIPART_BYTES", 1)  # every upload multipart
+    marker = tmp_path / "killed.json"
+    parent = os.getpid()
+    original = store.upload_part
+
+    def killed(s3: object, dest: S3Path, upload_id: str, number: int, chunk: bytes) -> str:
+        etag = original(s3, dest, upload_id, number, chunk)
+        if os.getpid() != parent and "/.batchtok/" not in dest.key:
+            try:
+                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:  # the retry: let it through
+                return etag
+            seen = {
+                "key": dest.key,
+                "visible": dest.head() is not None,
+                "uploads": incomplete_uploads(endpoint, "out-e"),
+            }
+            os.write(fd, json.dumps(seen).encode())
+            os.close(fd)
+            os.kill(os.getpid(), signal.SIGKILL)  # kill -9, its part uploaded, not completed
+        return etag
+
+    monkeypatch.setattr(store, "upload_part", killed)
+    job = basic_job(
+        tmp_path,
+        input__paths=[str(local_in)],
+        output__dir="s3://out-e/tokens",
+        storage__endpoint=endpoint,
+        run__shard_mb=0.002,
+    )
+    code, output = invoke("run", job)
+    assert code == 0, output
+    seen = json.loads(marker.read_text())
+    assert not seen["visible"] and seen["key"] in seen["uploads"], seen
+    assert "retrying it once" in output, output
+    assert incomplete_uploads(endpoint, "out-e") == []  # the dead worker's upload, aborted
+    assert _remote_files(endpoint, "out-e", "tokens/") == _local_files(tmp_path / "disk" / "out")
+    code, output = invoke("run", job)
+    assert code == 0 and "nothing to do" in output, output
+
+
+def test_a_run_aborts_the_incomplete_uploads_a_killed_run_left(
+    tmp_path: Path, endpoint: str
+) -> None:
+    local_in = _corpus(tmp_path / "in")
+    bucket(endpoint, "out-f")
+    s3 = s3_client(endpoint)
+    s3.create_multipart_upload(Bucket="out-f", Key="tokens/a.parquet")
+    s3.create_multipart_upload(Bucket="out-f", Key="elsewhere/x")  # not this output's
+    job = basic_job(
+        tmp_path,
+        input__paths=[str(local_in)],
+        output__dir="s3://out-f/tokens",
+        storage__endpoint=endpoint,
+    )
+    code, output = invoke("run", job)
+    assert code == 0, output
+    assert "aborted 1 incomplete uploads" in output, output
+    assert incomplete_uploads(endpoint, "out-f") == ["elsewhere/x"]
+
+
+def _lock_job(tmp_path: Path, endpoint: str, name: str, **overrides: object) -> Path:
+    write_parquet(tmp_path / "in" / "a.parquet", texts(20))
+    bucket(endpoint, name)
+    return basic_job(
+        tmp_path, output__dir=f"s3://{name}/tokens", storage__endpoint=endpoint, **overrides
+    )
+
+
+def _put_lock(endpoint: str, name: str, **holder: object) -> str:
+    body = {"started": "2026-01-01T00:00:00+0000", "job": "the other run", "run_id": "r1"}
+    found = s3_client(endpoint).put_object(
+        Bucket=name, Key="tokens/.batchtok/lock", Body=json.dumps({**body, **holder}).encode()
+    )
+    return found["ETag"]
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_second_run_on_an_s3_output_exits_4_naming_the_holder(
+    tmp_path: Path, endpoint: str
+) -> None:
+    job = _lock_job(tmp_path, endpoint, "lock-a")
+    _put_lock(endpoint, "lock-a", pid=4321, host="another-host")
+    code, output = invoke("run", job)
+    assert code == 4, output
+    assert "another run holds s3://lock-a/tokens/.batchtok/lock" in output, output
+    assert "pid 4321 on another-host" in output and "the other run" in output, output
+    assert set(objects(endpoint, "lock-a", "tokens/")) == {".batchtok/lock"}  # nothing written
+    code, output = invoke("status", job)
+    assert "running: pid 4321 on another-host" in output, output
+    s3_client(endpoint).delete_object(Bucket="lock-a", Key="tokens/.batchtok/lock")
+    code, output = invoke("run", job)
+    assert code == 0, output
+    assert ".batchtok/lock" not in objects(endpoint, "lock-a", "tokens/")  # released
+
+
+def test_s3_locks_exclude_each_other_and_one_of_two_takeovers_wins(endpoint: str) -> None:
+    bucket(endpoint, "lock-b")
+    store.configure(StorageOptions(endpoint=endpoint))
+    path = S3Path("lock-b", "tokens/.batchtok/lock")
+    first = S3RunLock(path, job="first").acquire()
+    with pytest.raises(LockHeld, match="another run holds"):
+        S3RunLock(path, job="second").acquire()
+    first.release()
+    assert path.head() is None
+    # a stale lock (a dead pid on this host): two runs read its ETag, one replaces it
+    etag = _put_lock(endpoint, "lock-b", pid=_dead_pid(), host=socket.gethostname())
+    winner, loser = S3RunLock(path), S3RunLock(path)
+    assert winner._put(IfMatch=etag) and not loser._put(IfMatch=etag)
+    assert object_lock_run_id(path) == winner.run_id
+    with pytest.raises(LockHeld):  # the winner's lock is fresh and its pid alive
+        loser.acquire()
+    assert winner.holds_path()
+    winner.release()
+
+
+def test_a_stale_s3_lock_is_taken_over_and_status_says_the_last_run_did_not_finish(
+    tmp_path: Path, endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = _lock_job(tmp_path, endpoint, "lock-c")
+    dead = _dead_pid()
+    _put_lock(endpoint, "lock-c", pid=dead, host=socket.gethostname())
+    code, output = invoke("status", job)
+    assert "running: no" in output and "last run: did not finish" in output, output
+    assert f"pid {dead}" in output
+    code, output = invoke("run", job)
+    assert code == 0, output
+    assert "took over a stale lock" in output and f"pid {dead}" in output, output
+    code, output = invoke("status", job)
+    assert code == 0 and "did not finish" not in output, output
+    # another host's lock is stale once it went STALE_SECONDS without a heartbeat
+    _put_lock(endpoint, "lock-c", pid=1, host="another-host")
+    code, output = invoke("run", job)
+    assert code == 4, output
+    monkeypatch.setattr(lock_module, "STALE_SECONDS", 0.0)
+    time.sleep(1.1)  # the server's clock has whole seconds
+    code, output = invoke("run", job)
+    assert code == 0 and "took over a stale lock" in output, output
+
+
+def test_an_s3_lock_deleted_mid_run_stops_publishing(
+    tmp_path: Path, endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = _lock_job(tmp_path, endpoint, "lock-d", run__workers=1)
+    parent = os.getpid()
+    original = output_module.AtomicParquet.write
+
+    def write(self: object, table: object) -> None:
+        original(self, table)
+        if os.getpid() != parent:  # in the worker: someone deletes the lock
+            s3_client(endpoint).delete_object(Bucket="lock-d", Key="tokens/.batchtok/lock")
+
+    monkeypatch.setattr(output_module.AtomicParquet, "write", write)
+    code, output = invoke("run", job)
+    assert code == 1, output
+    assert "was deleted or replaced during the run" in output, output
+    # nothing published, no summary: only the state written before (the input's hashes)
+    assert {k.split("/")[1] for k in objects(endpoint, "lock-d", "tokens/")} <= {
+        "records",
+        "tokenizers",
+    }
+    assert incomplete_uploads(endpoint, "lock-d") == []
