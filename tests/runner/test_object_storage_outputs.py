@@ -24,7 +24,7 @@ from batchtok.runner.errors import LockHeld
 from batchtok.runner.lock import S3RunLock, object_lock_run_id
 from batchtok.runner.storage import StorageOptions
 from batchtok.runner.store import S3Path
-from tests.support.runner import basic_job, invoke, texts, write_parquet
+from tests.support.runner import GPT2, basic_job, invoke, texts, write_parquet
 from tests.support.s3 import (
     bucket,
     incomplete_uploads,
@@ -70,6 +70,7 @@ def test_an_s3_output_holds_the_files_a_local_output_holds_and_a_rerun_redoes_no
     local_in = _corpus(tmp_path / "in")
     fs = bucket(endpoint, "out-a")
     upload_tree(fs, local_in, "out-a/corpus")
+    upload_tree(fs, GPT2.parent, "out-a/tokenizer")  # read once from S3, hashed as read
     for d in ("disk", "s3"):
         (tmp_path / d).mkdir()
     # several shards per file: parts under .batchtok/parts/, joined once complete
@@ -80,6 +81,7 @@ def test_an_s3_output_holds_the_files_a_local_output_holds_and_a_rerun_redoes_no
         tmp_path / "s3",
         input__paths=["s3://out-a/corpus/"],
         output__dir="s3://out-a/tokens/",
+        tokenizer__path="s3://out-a/tokenizer/tokenizer.json",
         storage__endpoint=endpoint,
         run__shard_mb=0.002,
     )
