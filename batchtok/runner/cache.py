@@ -20,13 +20,13 @@ values and digests (:func:`shard_key`).
 
 **Records** (``OUT/.batchtok/records/<file>.json``, one per input file, written only by the
 run's main process) remember for each input its ``(size, mtime_ns, ctime_ns, inode)`` with
-the row-group hashes computed from it, and for its output the same stat and the shard keys it
-was written with (and, while a multi-shard file waits to be joined, the content hash of each
-part written). A re-run with nothing changed therefore reads no input data:
-it compares stats and reads each output's footer. An output whose stat no longer matches its
-record (or that has no record) is read whole, with Parquet page checksums verified, before it
-is trusted again: a corrupted or truncated output is detected and redone. ``--verify``
-ignores the records and re-reads everything.
+the row-group hashes computed from it, and for its output the same stat (an S3 output's: size
+and ETag) and the shard keys it was written with (and, while a multi-shard file waits to be
+joined, the content hash of each part written). A re-run with nothing changed therefore reads
+no input data: it compares stats and reads each output's footer. An output whose stat no
+longer matches its record (or that has no record) is read whole, with Parquet page checksums
+verified, before it is trusted again: a corrupted or truncated output is detected and redone.
+``--verify`` ignores the records and re-reads everything.
 """
 
 from __future__ import annotations

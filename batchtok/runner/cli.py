@@ -224,8 +224,11 @@ def status(job, as_json) -> None:
     was none.
     """
     configure_storage(job.storage)
-    holder = current_holder(state_dir(job) / "lock")
-    unfinished = unfinished_run(state_dir(job) / "lock")
+    try:
+        holder = current_holder(state_dir(job) / "lock")
+        unfinished = unfinished_run(state_dir(job) / "lock")
+    except OSError as exc:  # an S3 output that cannot be read
+        raise click.ClickException(str(exc)) from exc
     summary_path = job.output_dir / SUMMARY_NAME
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))

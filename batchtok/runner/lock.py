@@ -6,6 +6,9 @@ killed with ``kill -9`` never leaves a lock that blocks the next one: the next r
 lock, finds the dead run's pid and host in the file, logs that it takes over a stale lock, and
 (holding the lock) deletes the temporary files the dead run left.
 
+An output in object storage has no ``flock``: its lock is an object created with a
+conditional PUT and kept alive by a heartbeat (:class:`S3RunLock`).
+
 Where ``flock`` is not available (some network file systems answer ENOLCK), the file's content
 decides: a lock naming a live pid on this host, or any pid on another host (which cannot be
 checked from here), is held; a lock naming a dead pid on this host is stale and taken over.
@@ -285,6 +288,7 @@ class S3RunLock:
         self._beat = 0.0  # monotonic time of the last write
         self._checked = 0.0  # monotonic time of the last read that found it ours
         self._lost = False
+        self._beats = 0
 
     def _body(self) -> bytes:
         record = {
@@ -294,13 +298,15 @@ class S3RunLock:
             "job": self.job,
             "run_id": self.run_id,
             "heartbeat": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "beats": self._beats,  # each write's content differs, so does its ETag
         }
         return json.dumps(record).encode() + b"\n"
 
     def _put(self, **condition: str) -> bool:
         """Write the lock under ``condition``; False if the condition did not hold."""
-        from .store import _failed, client, error_code
+        from .store import client, error_code, request_failed
 
+        self._beats += 1
         try:
             found = client().put_object(
                 Bucket=self.path.bucket, Key=self.path.key, Body=self._body(), **condition
@@ -308,7 +314,7 @@ class S3RunLock:
         except Exception as exc:
             if error_code(exc) in _CONFLICT:
                 return False
-            raise _failed(str(self.path), "write the lock", exc) from exc
+            raise request_failed(str(self.path), "write the lock", exc) from exc
         self.etag = found["ETag"]
         self._beat = self._checked = time.monotonic()
         return True
@@ -341,11 +347,16 @@ class S3RunLock:
         if self._lost:
             return False
         now = time.monotonic()
-        if now - self._beat >= HEARTBEAT_SECONDS:
-            self._lost = not self._put(IfMatch=self.etag)
-        elif not cached or now - self._checked >= CHECK_SECONDS:
-            self._lost = object_lock_run_id(self.path) != self.run_id
-            self._checked = now
+        try:
+            if now - self._beat >= HEARTBEAT_SECONDS:
+                self._lost = not self._put(IfMatch=self.etag)
+            elif not cached or now - self._checked >= CHECK_SECONDS:
+                self._lost = object_lock_run_id(self.path) != self.run_id
+                self._checked = now
+        except OSError:
+            # The server did not answer: no other run can have taken the lock over while
+            # our last write is well within STALE_SECONDS; try again at the next check.
+            return now - self._beat < STALE_SECONDS / 2
         return not self._lost
 
     def release(self) -> None:
@@ -372,47 +383,45 @@ class S3RunLock:
         self.release()
 
 
+def _get_object_lock(path: Any) -> tuple[dict[str, Any], str] | None:
+    """The GET response of an S3 lock and its text; None if there is none."""
+    from .store import client, error_code, request_failed
+
+    try:
+        found = client().get_object(Bucket=path.bucket, Key=path.key)
+        return found, found["Body"].read().decode("utf-8", "replace")
+    except Exception as exc:
+        if error_code(exc) in ("NoSuchKey", "404"):
+            return None
+        raise request_failed(str(path), "read the lock", exc) from exc
+
+
 def read_object_lock(path: Any) -> tuple[Holder | None, str, bool] | None:
     """(holder, ETag, stale) of an S3 lock; None if there is none."""
     from email.utils import parsedate_to_datetime
 
-    from .store import _failed, client, error_code
-
-    try:
-        found = client().get_object(Bucket=path.bucket, Key=path.key)
-        text = found["Body"].read().decode("utf-8", "replace")
-    except Exception as exc:
-        if error_code(exc) in ("NoSuchKey", "404"):
-            return None
-        raise _failed(str(path), "read the lock", exc) from exc
+    got = _get_object_lock(path)
+    if got is None:
+        return None
+    found, text = got
     holder = Holder.parse(text)
+    modified = found["LastModified"]
     try:  # the lock's age by the server's clock: no skew between hosts
         now = parsedate_to_datetime(found["ResponseMetadata"]["HTTPHeaders"]["date"])
+        age = (now - modified).total_seconds()
     except (KeyError, TypeError, ValueError):
-        now = None
-    modified = found["LastModified"]
-    age = (
-        ((now or modified) - modified).total_seconds()
-        if now
-        else time.time() - modified.timestamp()
-    )
+        age = time.time() - modified.timestamp()
     stale = age > STALE_SECONDS or (holder is not None and holder.alive_here() is False)
     return holder, str(found["ETag"]), stale
 
 
 def object_lock_run_id(path: Any) -> str | None:
     """The run id an S3 lock names (None if there is no lock, or it names none)."""
-    from .store import _failed, client, error_code
-
+    got = _get_object_lock(path)
     try:
-        found = client().get_object(Bucket=path.bucket, Key=path.key)
-        data = json.loads(found["Body"].read())
+        data = json.loads(got[1]) if got is not None else None
     except ValueError:
         return None
-    except Exception as exc:
-        if error_code(exc) in ("NoSuchKey", "404"):
-            return None
-        raise _failed(str(path), "read the lock", exc) from exc
     return data.get("run_id") if isinstance(data, dict) else None
 
 

@@ -23,6 +23,7 @@ from .encode import (
     remember_facts,
     remembered_facts,
 )
+from .errors import JobError
 from .inputs import STATE_DIR, InputFile, resolve_inputs
 from .job import Job
 from .plan import (
@@ -105,8 +106,22 @@ def prepare(job: Job, *, remember: bool) -> Prepared:
     return Prepared(job, files, states, facts, tok, warnings, __version__, data)
 
 
+def earlier_runs_in(job: Job) -> bool:
+    """Whether the output holds the state of earlier runs; :class:`JobError` naming
+    ``output.dir`` if it cannot be read (an S3 bucket missing or forbidden)."""
+    configure_storage(job.storage)
+    try:
+        return state_dir(job).is_dir()
+    except OSError as exc:
+        raise JobError(
+            [job.problem("output.dir", f"cannot read {job.output_dir}: {exc}")],
+            str(job.file or ""),
+        ) from exc
+
+
 def plan_job(job: Job, *, verify: bool = False, hash_inputs: bool = True) -> dict[str, Any]:
     """What a run would do, without writing anything: every shard with its status."""
+    earlier_runs_in(job)
     prep = prepare(job, remember=False)
     records = Records(state_dir(job))
     files_out = []

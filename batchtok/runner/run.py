@@ -44,7 +44,7 @@ from .job import Job
 from .lock import RunLock, S3RunLock, check_lock, run_lock
 from .output import use_returning_memory_pool
 from .plan import FileState, hash_spec, orphan_outputs, record_output, remove_part, resolve
-from .prepare import Prepared, prepare, state_dir
+from .prepare import Prepared, earlier_runs_in, prepare, state_dir
 from .progress import LogSession, Progress
 from .ray_executor import RayExecutor
 from .stats import RunStats, ShardStats
@@ -144,7 +144,7 @@ class _Run:
             )
             self.workers = cores
         # Validate before taking the lock: a refused job writes nothing anywhere.
-        earlier_runs = self.sdir.is_dir()
+        earlier_runs = earlier_runs_in(job)
         try:
             self.prep = prepare(job, remember=False)
         except JobError as exc:
@@ -412,7 +412,10 @@ class _Run:
         if failure.died:
             dest = getattr(task, "dest", "")
             if isinstance(self.job.output_dir, S3Path) and dest:
-                abort_uploads_of(dest)
+                try:
+                    abort_uploads_of(dest)
+                except OSError as exc:  # the next run (holding the lock) aborts it
+                    log.warning("%s", exc)
             for leftover in self.tmp_dir.glob(f"*.{failure.pid}.parquet.tmp"):
                 with contextlib.suppress(FileNotFoundError):
                     leftover.unlink()

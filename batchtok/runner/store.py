@@ -91,7 +91,7 @@ def error_code(exc: BaseException) -> str:
     return str(response.get("Error", {}).get("Code", ""))
 
 
-def _failed(uri: str, what: str, exc: Exception) -> ObjectStoreError:
+def request_failed(uri: str, what: str, exc: Exception) -> ObjectStoreError:
     return ObjectStoreError(f"cannot {what} {uri}: {exc}")
 
 
@@ -150,7 +150,7 @@ class S3Path:
         except Exception as exc:
             if error_code(exc) in ("404", "NoSuchKey", "NotFound"):
                 return None
-            raise _failed(str(self), "read the size of", exc) from exc
+            raise request_failed(str(self), "read the size of", exc) from exc
 
     def exists(self) -> bool:
         """An object of this name, or any object under it as a prefix (a "directory")."""
@@ -187,7 +187,7 @@ class S3Path:
                         return
         except Exception as exc:
             if error_code(exc):
-                raise _failed(str(self), "list", exc) from exc
+                raise request_failed(str(self), "list", exc) from exc
             raise
 
     def rglob(self, pattern: str) -> Iterator[S3Path]:
@@ -211,7 +211,7 @@ class S3Path:
         try:
             client().put_object(Bucket=self.bucket, Key=self.key, Body=data)
         except Exception as exc:
-            raise _failed(str(self), "write", exc) from exc
+            raise request_failed(str(self), "write", exc) from exc
 
     def write_text(self, text: str, encoding: str = "utf-8") -> None:
         self.write_bytes(text.encode(encoding))
@@ -221,7 +221,7 @@ class S3Path:
         try:
             client().delete_object(Bucket=self.bucket, Key=self.key)
         except Exception as exc:
-            raise _failed(str(self), "delete", exc) from exc
+            raise request_failed(str(self), "delete", exc) from exc
 
 
 OutPath = Path | S3Path
@@ -276,7 +276,7 @@ def upload(tmp: str | os.PathLike[str], dest: S3Path) -> None:
     except ObjectStoreError:
         raise
     except Exception as exc:  # botocore's errors, a connection lost: name the object
-        raise _failed(str(dest), "upload", exc) from exc
+        raise request_failed(str(dest), "upload", exc) from exc
     with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp)
 
@@ -314,7 +314,7 @@ def upload_part(s3: Any, dest: S3Path, upload_id: str, number: int, chunk: bytes
 def abort_uploads(prefix: S3Path) -> int:
     """Abort every incomplete multipart upload under the prefix ``prefix`` (left by a killed
     worker or run); how many."""
-    return _abort(prefix.bucket, prefix.key + "/", None)
+    return _abort(prefix.bucket, prefix.key + "/" if prefix.key else "", None)
 
 
 def _abort(bucket: str, prefix: str, keys: set[str] | None) -> int:
@@ -331,7 +331,9 @@ def _abort(bucket: str, prefix: str, keys: set[str] | None) -> int:
                     )
                     aborted += 1
     except Exception as exc:
-        raise _failed(f"s3://{bucket}/{prefix}", "abort the incomplete uploads of", exc) from exc
+        raise request_failed(
+            f"s3://{bucket}/{prefix}", "abort the incomplete uploads of", exc
+        ) from exc
     return aborted
 
 

@@ -153,9 +153,12 @@ def test_a_rerun_of_an_s3_output_puts_no_output_part_or_record(
     # --verify reads every output back from S3 (page checksums) and still redoes nothing
     code, output = invoke("run", job, "--verify")
     assert code == 0, output
-    assert json.loads(objects(endpoint, "out-b", "tokens/")["_batchtok_summary.json"])[
-        "shards"
-    ]["done"] == 0
+    assert (
+        json.loads(objects(endpoint, "out-b", "tokens/")["_batchtok_summary.json"])["shards"][
+            "done"
+        ]
+        == 0
+    )
 
 
 def test_a_megatron_output_on_s3_matches_the_local_one_and_the_primary_file_comes_last(
@@ -165,7 +168,10 @@ def test_a_megatron_output_on_s3_matches_the_local_one_and_the_primary_file_come
     bucket(endpoint, "out-c")
     (tmp_path / "disk").mkdir()
     on_disk = basic_job(
-        tmp_path / "disk", input__paths=[str(local_in)], output__format="megatron", run__shard_mb=0.002
+        tmp_path / "disk",
+        input__paths=[str(local_in)],
+        output__format="megatron",
+        run__shard_mb=0.002,
     )
     code, output = invoke("run", on_disk)
     assert code == 0, output
@@ -182,18 +188,34 @@ def test_a_megatron_output_on_s3_matches_the_local_one_and_the_primary_file_come
     assert code == 0, output
     order = puts()
     for stem in ("a", "sub/b"):
-        at = {suffix: order.index(f"mega/{stem}{suffix}") for suffix in (".bin", ".batchtok.json", ".idx")}
+        at = {
+            suffix: order.index(f"mega/{stem}{suffix}")
+            for suffix in (".bin", ".batchtok.json", ".idx")
+        }
         record = order.index(f"mega/.batchtok/records/{stem}.parquet.json", at[".idx"])
         assert at[".bin"] < at[".batchtok.json"] < at[".idx"] < record, order
     want = _local_files(tmp_path / "disk" / "out")
     assert set(want) == {
-        f"{stem}{suffix}" for stem in ("a", "sub/b") for suffix in (".bin", ".idx", ".batchtok.json")
+        f"{stem}{suffix}"
+        for stem in ("a", "sub/b")
+        for suffix in (".bin", ".idx", ".batchtok.json")
     }
     assert _remote_files(endpoint, "out-c", "mega/") == want
     code, output = invoke("run", remote, "--verify")
     assert code == 0, output
     code, output = invoke("run", remote)
     assert code == 0 and "nothing to do" in output, output
+
+
+def test_an_s3_output_that_cannot_be_read_is_refused_naming_the_key(
+    tmp_path: Path, endpoint: str
+) -> None:
+    write_parquet(tmp_path / "in" / "a.parquet", texts(20))
+    job = basic_job(tmp_path, output__dir="s3://no-such-bucket/x", storage__endpoint=endpoint)
+    for command in ("run", "plan"):
+        code, output = invoke(command, job)
+        assert code == 2 and "output.dir" in output, output
+        assert "cannot read s3://no-such-bucket/x" in output and "NoSuchBucket" in output, output
 
 
 def test_an_upload_that_fails_leaves_no_object_and_no_incomplete_upload(
@@ -353,6 +375,23 @@ def test_s3_locks_exclude_each_other_and_one_of_two_takeovers_wins(endpoint: str
         loser.acquire()
     assert winner.holds_path()
     winner.release()
+
+
+def test_an_s3_lock_heartbeat_rewrites_it_only_while_it_is_ours(
+    endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bucket(endpoint, "lock-e")
+    store.configure(StorageOptions(endpoint=endpoint))
+    path = S3Path("lock-e", "tokens/.batchtok/lock")
+    held = S3RunLock(path).acquire()
+    monkeypatch.setattr(lock_module, "HEARTBEAT_SECONDS", 0.0)
+    etag = held.etag
+    assert held.holds_path(cached=True) and held.etag != etag  # rewritten, If-Match its ETag
+    assert object_lock_run_id(path) == held.run_id
+    _put_lock(endpoint, "lock-e", pid=1, host="another-host", run_id="theirs")  # taken over
+    assert not held.holds_path(cached=True)  # the heartbeat's If-Match fails: lost for good
+    held.release()  # leaves the other run's lock
+    assert object_lock_run_id(path) == "theirs"
 
 
 def test_a_stale_s3_lock_is_taken_over_and_status_says_the_last_run_did_not_finish(

@@ -25,7 +25,6 @@ from pathlib import Path
 import pytest
 
 from batchtok.runner.lock import current_holder
-from tests.support.s3 import CREDENTIALS, bucket, incomplete_uploads, moto_server, objects
 from tests.support.runner import (
     GPT2,
     REPO,
@@ -37,6 +36,7 @@ from tests.support.runner import (
     write_job,
     write_parquet,
 )
+from tests.support.s3 import CREDENTIALS, bucket, incomplete_uploads, moto_server, objects
 
 pytest.importorskip("ray")
 
@@ -260,8 +260,9 @@ def test_ray_actors_publish_an_s3_output_themselves_with_the_bytes_of_a_local_ru
         for name in visible_files(reference):
             assert found[name] == (reference / name).read_bytes(), name
         assert not [k for k in found if k.startswith(".batchtok/parts/")]
-        assert json.loads(found["_batchtok_summary.json"])["token_stats"] == (
-            summary(reference)["token_stats"]
+        assert (
+            json.loads(found["_batchtok_summary.json"])["token_stats"]
+            == (summary(reference)["token_stats"])
         )
         assert incomplete_uploads(endpoint, "ray-out") == []
         code, output = invoke("run", job, "--executor", "ray")
