@@ -24,7 +24,7 @@ from batchtok.runner.errors import LockHeld
 from batchtok.runner.lock import S3RunLock, object_lock_run_id
 from batchtok.runner.storage import StorageOptions
 from batchtok.runner.store import S3Path
-from tests.support.runner import GPT2, basic_job, invoke, texts, write_parquet
+from tests.support.runner import GPT2, REPO, basic_job, invoke, texts, write_parquet
 from tests.support.s3 import (
     bucket,
     incomplete_uploads,
@@ -440,3 +440,73 @@ def test_an_s3_lock_deleted_mid_run_stops_publishing(
         "tokenizers",
     }
     assert incomplete_uploads(endpoint, "lock-d") == []
+
+
+# A run whose first worker upload of an output blocks (its first part sent, never completed)
+# after writing a marker: the test kills the whole run there, as a power loss would.
+BLOCKED_RUN = """
+import os, sys, time
+from batchtok.runner import store
+store.MULTIPART_BYTES = 1
+original = store.upload_part
+def blocked(s3, dest, upload_id, number, chunk):
+    etag = original(s3, dest, upload_id, number, chunk)
+    if "/.batchtok/" not in dest.key:
+        try:
+            fd = os.open(sys.argv[2], os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return etag
+        os.write(fd, dest.key.encode())
+        os.close(fd)
+        time.sleep(600)
+    return etag
+store.upload_part = blocked
+from batchtok.runner.cli import main
+main(["run", sys.argv[1]])
+"""
+
+
+def test_a_run_killed_mid_upload_leaves_nothing_visible_and_the_next_run_resumes(
+    tmp_path: Path, endpoint: str
+) -> None:
+    local_in = _corpus(tmp_path / "in")
+    bucket(endpoint, "out-g")
+    (tmp_path / "disk").mkdir()
+    on_disk = basic_job(tmp_path / "disk", input__paths=[str(local_in)], run__shard_mb=0.002)
+    code, output = invoke("run", on_disk)
+    assert code == 0, output
+    job = basic_job(
+        tmp_path,
+        input__paths=[str(local_in)],
+        output__dir="s3://out-g/tokens",
+        storage__endpoint=endpoint,
+        run__shard_mb=0.002,
+    )
+    marker = tmp_path / "blocked"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BLOCKED_RUN, str(job), str(marker)],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() or not marker.read_text():
+            assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the run and its workers, mid-upload
+        proc.wait()
+    key = marker.read_text()
+    assert key in incomplete_uploads(endpoint, "out-g")
+    store.configure(StorageOptions(endpoint=endpoint))
+    assert S3Path("out-g", key).head() is None  # started, never visible
+    code, output = invoke("run", job)
+    assert code == 0, output
+    assert "took over a stale lock" in output and f"pid {proc.pid}" in output, output
+    assert "incomplete uploads a killed run left" in output, output
+    assert incomplete_uploads(endpoint, "out-g") == []
+    assert _remote_files(endpoint, "out-g", "tokens/") == _local_files(tmp_path / "disk" / "out")
