@@ -199,7 +199,11 @@ class _Run:
         """Abort the incomplete multipart uploads under an S3 output: only the lock holder
         uploads there, so they are a killed run's."""
         if isinstance(self.job.output_dir, S3Path):
-            aborted = abort_uploads(self.job.output_dir)
+            try:
+                aborted = abort_uploads(self.job.output_dir)
+            except OSError as exc:  # invisible anyway; the next run tries again
+                log.warning("%s", exc)
+                return
             if aborted:
                 log.warning(
                     "aborted %d incomplete uploads a killed run left under %s",
@@ -400,7 +404,7 @@ class _Run:
             return
         try:
             check_lock(self.lock.path, self.lock.identity())
-        except LockLost as exc:
+        except (LockLost, OSError) as exc:  # OSError: an S3 lock that cannot be read for long
             self.stopping = str(exc)
             self.stats.failures.append({"task": "run", "error": str(exc)})
             log.error("%s", exc, extra={"event": "lock_lost"})

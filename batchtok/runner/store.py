@@ -126,10 +126,6 @@ class S3Path:
     def parent(self) -> S3Path:
         return S3Path(self.bucket, self.key.rpartition("/")[0])
 
-    @property
-    def parts(self) -> tuple[str, ...]:
-        return ("s3://", self.bucket, *PurePosixPath(self.key).parts)
-
     def with_name(self, name: str) -> S3Path:
         return self.parent / name
 
@@ -155,9 +151,6 @@ class S3Path:
     def exists(self) -> bool:
         """An object of this name, or any object under it as a prefix (a "directory")."""
         return self.head() is not None or self.is_dir()
-
-    def is_file(self) -> bool:
-        return self.head() is not None
 
     def is_dir(self) -> bool:
         return next(iter(self._keys(limit=1)), None) is not None

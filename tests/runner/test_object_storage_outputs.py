@@ -497,6 +497,14 @@ def test_a_run_killed_mid_upload_leaves_nothing_visible_and_the_next_run_resumes
             assert proc.poll() is None, "the run ended before it could be killed"
             assert time.monotonic() < deadline
             time.sleep(0.05)
+        # meanwhile a second run of the job is refused, naming the first
+        code, output = invoke("run", job)
+        assert (
+            code == 4
+            and f"another run holds s3://out-g/tokens/.batchtok/lock (pid {proc.pid}" in output
+        ), output
+        code, output = invoke("status", job)
+        assert f"running: pid {proc.pid} on {socket.gethostname()}" in output, output
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the run and its workers, mid-upload
         proc.wait()
