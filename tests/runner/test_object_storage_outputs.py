@@ -153,12 +153,22 @@ def test_a_rerun_of_an_s3_output_puts_no_output_part_or_record(
     # --verify reads every output back from S3 (page checksums) and still redoes nothing
     code, output = invoke("run", job, "--verify")
     assert code == 0, output
-    assert (
-        json.loads(objects(endpoint, "out-b", "tokens/")["_batchtok_summary.json"])["shards"][
-            "done"
-        ]
-        == 0
-    )
+    report = json.loads(objects(endpoint, "out-b", "tokens/")["_batchtok_summary.json"])
+    assert report["shards"]["done"] == 0
+    # one shard's rows changed: that shard is encoded again, the others are copied out of the
+    # S3 output; the result is what a local run over the changed input writes
+    rows = texts(120, seed=1)
+    rows[-1] = "a changed last row"
+    write_parquet(local_in / "a.parquet", rows, row_group_size=30)
+    code, output = invoke("run", job)
+    assert code == 0, output
+    report = json.loads(objects(endpoint, "out-b", "tokens/")["_batchtok_summary.json"])
+    assert report["shards"]["done"] == 1 and report["shards"]["cached"] > 1, report["shards"]
+    (tmp_path / "disk").mkdir()
+    on_disk = basic_job(tmp_path / "disk", input__paths=[str(local_in)], run__shard_mb=0.002)
+    code, output = invoke("run", on_disk)
+    assert code == 0, output
+    assert _remote_files(endpoint, "out-b", "tokens/") == _local_files(tmp_path / "disk" / "out")
 
 
 def test_a_megatron_output_on_s3_matches_the_local_one_and_the_primary_file_comes_last(
