@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from batchtok.runner import job as job_module
 from batchtok.runner import lock as lock_module
 from batchtok.runner import output as output_module
 from batchtok.runner import store
@@ -226,6 +227,19 @@ def test_an_s3_output_that_cannot_be_read_is_refused_naming_the_key(
         code, output = invoke(command, job)
         assert code == 2 and "output.dir" in output, output
         assert "cannot read s3://no-such-bucket/x" in output and "NoSuchBucket" in output, output
+
+
+def test_an_s3_output_without_boto3_and_other_schemes_are_refused_naming_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_parquet(tmp_path / "in" / "a.parquet", texts(20))
+    monkeypatch.setattr(job_module, "boto3_available", lambda: False)
+    code, output = invoke("run", basic_job(tmp_path, output__dir="s3://some-bucket/x"))
+    assert code == 2 and "output.dir" in output, output
+    assert 'S3 outputs need boto3: pip install "batchtok[s3]"' in output, output
+    code, output = invoke("run", basic_job(tmp_path, tokenizer__path="hdfs://host/tok.json"))
+    assert code == 2 and "tokenizer.path" in output and "not hdfs://" in output, output
+    assert not (tmp_path / "out").exists()
 
 
 def test_an_upload_that_fails_leaves_no_object_and_no_incomplete_upload(
