@@ -32,7 +32,7 @@ import shutil
 import sys
 import tempfile
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import repeat
 from typing import Any, BinaryIO
 
@@ -157,7 +157,8 @@ class TokenFileWriter:
     readers open first) and implement :meth:`index_files` (the other files' suffixes and
     contents, the primary one last). ``pack_length`` makes the published rows
     exactly that many tokens each (see :mod:`batchtok.formats.packing`); then only the token
-    count is kept, not one length per document.
+    count is kept, not one length per document. ``publisher`` puts the staged files in place
+    (default :func:`publish`, renames; object storage gives its own, in the same order).
     """
 
     format_name = ""
@@ -172,6 +173,7 @@ class TokenFileWriter:
         provenance: dict[str, Any] | None = None,
         pack_length: int | None = None,
         keep_last: bool = True,
+        publisher: Callable[[Sequence[tuple[str, str]]], None] | None = None,
     ) -> None:
         if dtype not in TYPECODES:
             raise ValueError(f"token dtype {dtype!r} is not one of {sorted(TYPECODES)}")
@@ -185,6 +187,7 @@ class TokenFileWriter:
         self.provenance = dict(provenance or {})
         self.pack_length = pack_length
         self.keep_last = keep_last
+        self.publisher = publisher or publish
         self.lengths = array("i")  # per document; unused when packing
         self.tokens = 0
         self.documents = 0
@@ -238,7 +241,7 @@ class TokenFileWriter:
             sizes = {os.path.basename(dest): os.path.getsize(tmp) for tmp, dest in staged}
             text = json.dumps(self.sidecar(sizes), sort_keys=True) + "\n"
             staged.insert(-1, (self._stage([text.encode()]), self.dest + SIDECAR))
-            publish(staged)
+            self.publisher(staged)
         except BaseException:
             self.abort()
             raise
@@ -332,23 +335,41 @@ def publish(staged: Sequence[tuple[str, str]]) -> None:
         fsync_dir(directory)
 
 
-def read_sidecar(dest: str) -> dict[str, Any]:
+def _read_local(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _size(size_of: Callable[[str], int], path: str) -> int:
+    try:
+        return size_of(path)
+    except FileNotFoundError:
+        raise FormatError(path, "missing") from None
+
+
+def read_sidecar(
+    dest: str,
+    read_text: Callable[[str], str] = _read_local,
+    size_of: Callable[[str], int] | None = None,
+) -> dict[str, Any]:
     """The whole sidecar document of the file set named ``dest`` (Megatron's prefix, or the
     ``.ds`` path); FormatError if it is missing, not JSON, or describes files of other sizes
-    than those present (the set was replaced by something else)."""
+    than those present (the set was replaced by something else). ``read_text`` and
+    ``size_of`` read a file and its size (FileNotFoundError if missing) where they are not
+    local files."""
     path = dest + SIDECAR
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        doc = json.loads(read_text(path))
     except FileNotFoundError:
         raise FormatError(path, "missing") from None
     except ValueError as exc:
         raise FormatError(path, f"not JSON: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("files"), dict):
         raise FormatError(path, "not a batchtok sidecar (no 'files' object)")
-    directory = os.path.dirname(dest)
+    directory = dest.rpartition("/")[0] if size_of is not None else os.path.dirname(dest)
     for name, size in doc["files"].items():
-        actual = file_size(os.path.join(directory, name))
+        where = os.path.join(directory, name)
+        actual = file_size(where) if size_of is None else _size(size_of, where)
         if actual != size:
             raise FormatError(path, f"describes {name} as {size} bytes, but it has {actual}")
     return doc

@@ -20,13 +20,13 @@ values and digests (:func:`shard_key`).
 
 **Records** (``OUT/.batchtok/records/<file>.json``, one per input file, written only by the
 run's main process) remember for each input its ``(size, mtime_ns, ctime_ns, inode)`` with
-the row-group hashes computed from it, and for its output the same stat and the shard keys it
-was written with (and, while a multi-shard file waits to be joined, the content hash of each
-part written). A re-run with nothing changed therefore reads no input data:
-it compares stats and reads each output's footer. An output whose stat no longer matches its
-record (or that has no record) is read whole, with Parquet page checksums verified, before it
-is trusted again: a corrupted or truncated output is detected and redone. ``--verify``
-ignores the records and re-reads everything.
+the row-group hashes computed from it, and for its output the same stat (an S3 output's: size
+and ETag) and the shard keys it was written with (and, while a multi-shard file waits to be
+joined, the content hash of each part written). A re-run with nothing changed therefore reads
+no input data: it compares stats and reads each output's footer. An output whose stat no
+longer matches its record (or that has no record) is read whole, with Parquet page checksums
+verified, before it is trusted again: a corrupted or truncated output is detected and redone.
+``--verify`` ignores the records and re-reads everything.
 """
 
 from __future__ import annotations
@@ -37,12 +37,13 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import xxhash
+
+from .store import OutPath, S3Path, as_path, is_object
 
 CACHE_FORMAT = 1
 READ_CHUNK = 1 << 20
@@ -57,10 +58,11 @@ def digests(data: bytes) -> tuple[str, str]:
     return xxhash.xxh3_128_hexdigest(data), hashlib.sha256(data).hexdigest()
 
 
-def file_xxh3(path: str | os.PathLike[str]) -> str:
-    """xxh3-128 of a file's bytes, hex (read in chunks: a part can be large)."""
+def file_xxh3(path: str | os.PathLike[str] | S3Path) -> str:
+    """xxh3-128 of a file's (or an object's) bytes, hex (read in chunks: a part can be
+    large)."""
     x = xxhash.xxh3_128()
-    with open(path, "rb") as f:
+    with as_path(path).open_input() if is_object(path) else open(path, "rb") as f:
         while chunk := f.read(READ_CHUNK):
             x.update(chunk)
     return x.hexdigest()
@@ -237,16 +239,15 @@ def shard_key(fingerprint_json: str, hashes: list[RowGroupHash]) -> str:
 class Records:
     """Per-input JSON records under ``OUT/.batchtok/records/`` (see the module docstring)."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: OutPath) -> None:
         self.root = state_dir / "records"
 
-    def path(self, rel: str) -> Path:
+    def path(self, rel: str) -> OutPath:
         return self.root / (rel + ".json")
 
     def load(self, rel: str) -> dict[str, Any]:
         try:
-            with open(self.path(rel), encoding="utf-8") as f:
-                data = json.load(f)
+            data = json.loads(self.path(rel).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) and data.get("format") == CACHE_FORMAT else {}
@@ -254,6 +255,9 @@ class Records:
     def save(self, rel: str, record: dict[str, Any]) -> None:
         record = {**record, "format": CACHE_FORMAT}
         target = self.path(rel)
+        if isinstance(target, S3Path):  # one PUT: atomic
+            target.write_text(json.dumps(record, sort_keys=True))
+            return
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         with open(tmp, "w", encoding="utf-8") as f:
@@ -283,7 +287,12 @@ def stat_key(st: os.stat_result) -> dict[str, int]:
     }
 
 
-def stat_of(path: str | os.PathLike[str]) -> dict[str, int] | None:
+def stat_of(path: str | os.PathLike[str] | S3Path) -> dict[str, Any] | None:
+    """A file's stat key, or an object's size and ETag; None if it does not exist."""
+    if is_object(path):
+        from .store import stat_of as object_stat
+
+        return object_stat(path)
     try:
         st = os.stat(path)
     except OSError:

@@ -22,6 +22,7 @@ from .job import COMMAND_LINE, load_job, parse_override, settings_table
 from .lock import current_holder, unfinished_run
 from .prepare import plan_job, state_dir
 from .run import run_job
+from .store import configure as configure_storage
 from .summary import SUMMARY_NAME
 from .token_stats import token_stats_lines
 
@@ -242,8 +243,12 @@ def status(job, as_json) -> None:
     last run succeeded (or with bad rows), 1 if it failed, did not finish (killed) or there
     was none.
     """
-    holder = current_holder(state_dir(job) / "lock")
-    unfinished = unfinished_run(state_dir(job) / "lock")
+    configure_storage(job.storage)
+    try:
+        holder = current_holder(state_dir(job) / "lock")
+        unfinished = unfinished_run(state_dir(job) / "lock")
+    except OSError as exc:  # an S3 output that cannot be read
+        raise click.ClickException(str(exc)) from exc
     summary_path = job.output_dir / SUMMARY_NAME
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))

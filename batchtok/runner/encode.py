@@ -29,7 +29,6 @@ from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batchtok import EncodeError, TokenizerFileError, __version__
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
 from .cache import digests
 from .errors import JobError
 from .job import Job
+from .store import OutPath, S3Path
 
 DTYPE_MAX = {"int32": 2**31 - 1, "uint16": 2**16 - 1, "uint32": 2**32 - 1}
 MEMO_BYTES = 16 << 20  # inputs and ids remembered per shard for dedup across batches
@@ -238,17 +238,20 @@ def facts_of(tok: Tokenizer, xxh3: str, sha256: str) -> TokenizerFacts:
     )
 
 
-def remembered_facts(state_dir: Path, xxh3: str) -> TokenizerFacts | None:
+def remembered_facts(state_dir: OutPath, xxh3: str) -> TokenizerFacts | None:
     try:
-        with open(state_dir / "tokenizers" / f"{xxh3}.json", encoding="utf-8") as f:
-            facts = TokenizerFacts.from_json(json.load(f))
+        text = (state_dir / "tokenizers" / f"{xxh3}.json").read_text(encoding="utf-8")
+        facts = TokenizerFacts.from_json(json.loads(text))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return facts if facts.engine_version == __version__ and facts.xxh3 == xxh3 else None
 
 
-def remember_facts(state_dir: Path, facts: TokenizerFacts) -> None:
+def remember_facts(state_dir: OutPath, facts: TokenizerFacts) -> None:
     target = state_dir / "tokenizers" / f"{facts.xxh3}.json"
+    if isinstance(target, S3Path):  # one PUT: atomic
+        target.write_text(json.dumps(facts.to_json()))
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as f:

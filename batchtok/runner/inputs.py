@@ -431,15 +431,20 @@ def read_jsonl_input(
     )
 
 
+def _same_file(a: str, b: str) -> bool:
+    if is_uri(a) or is_uri(b):
+        return a == b
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
 def resolve_inputs(job: Job, records: Records | None = None) -> tuple[list[InputFile], list[str]]:
     """Every input file with its footer facts; :class:`JobError` if any is unusable.
     ``records``: the output's records of earlier runs (read, never written here)."""
     pairs, warnings = expand_inputs(job)
     problems: list[Problem] = []
     files = []
-    out_dir = os.path.realpath(job.output_dir)
     for path, rel in pairs:
-        if os.path.realpath(os.path.join(out_dir, rel)) == os.path.realpath(path):
+        if _same_file(str(job.output_dir / rel), path):
             problems.append(
                 job.problem("output.dir", f"the output for {path} would overwrite the input")
             )

@@ -48,6 +48,7 @@ from typing import Any
 
 from .errors import InvalidValue, JobError, Problem
 from .storage import StorageOptions, is_uri
+from .store import BOTO3_MISSING, OUTPUT_SCHEMES, OutPath, as_path, boto3_available
 
 REQUIRED = object()
 COMMAND_LINE = "command line"
@@ -317,10 +318,15 @@ SETTINGS: tuple[Setting, ...] = (
         "storage.endpoint",
         "",
         _name,
-        'For s3:// inputs: an S3-compatible server ("http://127.0.0.1:9000"); "": AWS. '
+        'For s3:// inputs and outputs: an S3-compatible server ("http://127.0.0.1:9000"); "": AWS. '
         "Credentials come from the AWS environment variables or profiles.",
     ),
-    Setting("storage.region", "", _name, 'For s3:// inputs: the region; "": from the environment.'),
+    Setting(
+        "storage.region",
+        "",
+        _name,
+        'For s3:// inputs and outputs: the region; "": from the environment.',
+    ),
     Setting(
         "storage.anonymous", False, _boolean, "For s3:// inputs: read public buckets unsigned."
     ),
@@ -397,13 +403,13 @@ class Job:
     inputs: tuple[str, ...]
     text_column: str
     pair_column: str | None
-    tokenizer_path: Path
+    tokenizer_path: OutPath  # a local file or an s3:// object
     add_special_tokens: bool
     special_tokens_in_text: str
     max_length: int | str  # a count, or "tokenizer" / "none"
     truncation_strategy: str
     truncation_direction: str
-    output_dir: Path
+    output_dir: OutPath  # a local directory or an s3:// prefix
     ids_column: str
     count_column: str
     dtype: str
@@ -658,13 +664,13 @@ def load_job(
         inputs=resolved["input.paths"],
         text_column=resolved["input.text_column"],
         pair_column=resolved["input.pair_column"] or None,
-        tokenizer_path=Path(resolved["tokenizer.path"]),
+        tokenizer_path=as_path(resolved["tokenizer.path"]),
         add_special_tokens=resolved["encode.add_special_tokens"],
         special_tokens_in_text=resolved["encode.special_tokens_in_text"],
         max_length=resolved["encode.max_length"],
         truncation_strategy=resolved["encode.truncation_strategy"],
         truncation_direction=resolved["encode.truncation_direction"],
-        output_dir=Path(resolved["output.dir"]),
+        output_dir=as_path(resolved["output.dir"]),
         ids_column=resolved["output.ids_column"],
         count_column=resolved["output.count_column"],
         dtype=resolved["output.dtype"],
@@ -728,8 +734,13 @@ def _cross_checks(resolved: dict[str, Any], sources: dict[str, str]) -> list[Pro
             '"only_second" truncates the pair, but input.pair_column is not set',
         )
     for key in ("output.dir", "tokenizer.path"):
-        if is_uri(resolved[key]):
-            problem(key, "must be a local path: only input.paths may name object storage so far")
+        scheme = resolved[key].partition("://")[0] if is_uri(resolved[key]) else ""
+        if scheme and scheme not in OUTPUT_SCHEMES:
+            problem(key, f"must be a local path or an s3:// URI, not {scheme}:// (not supported)")
+        elif scheme and not resolved[key].partition("://")[2].strip("/"):
+            problem(key, f"names no bucket: {resolved[key]}")
+    if is_uri(resolved["output.dir"]) and not boto3_available():
+        problem("output.dir", BOTO3_MISSING)
     if resolved["run.executor"] == "ray" and importlib.util.find_spec("ray") is None:
         problem("run.executor", 'Ray is not installed: pip install "batchtok[ray]"')
     if resolved["run.ray_address"] and resolved["run.executor"] != "ray":

@@ -6,6 +6,9 @@ killed with ``kill -9`` never leaves a lock that blocks the next one: the next r
 lock, finds the dead run's pid and host in the file, logs that it takes over a stale lock, and
 (holding the lock) deletes the temporary files the dead run left.
 
+An output in object storage has no ``flock``: its lock is an object created with a
+conditional PUT and kept alive by a heartbeat (:class:`S3RunLock`).
+
 Where ``flock`` is not available (some network file systems answer ENOLCK), the file's content
 decides: a lock naming a live pid on this host, or any pid on another host (which cannot be
 checked from here), is held; a lock naming a dead pid on this host is stale and taken over.
@@ -122,8 +125,9 @@ class RunLock:
         held = os.fstat(self.fd)
         return held.st_dev, held.st_ino
 
-    def holds_path(self) -> bool:
-        """Whether the lock's path still names the file this lock holds."""
+    def holds_path(self, cached: bool = False) -> bool:
+        """Whether the lock's path still names the file this lock holds (``cached``: as
+        :class:`S3RunLock`'s; a stat is cheap, so always checked)."""
         return self.fd is not None and names(self.path, self.identity())
 
     def _acquire_once(self) -> None:
@@ -184,9 +188,20 @@ def names(path: Path | str, identity: tuple[int, int]) -> bool:
     return (st.st_dev, st.st_ino) == identity
 
 
-def check_lock(path: Path | str, identity: tuple[int, int]) -> None:
+def check_lock(path: Path | str, identity: tuple[int, int] | str) -> None:
     """Raise :class:`LockLost` unless ``path`` still names the locked file ``identity``;
-    called before anything is published (by the workers too)."""
+    called before anything is published (by the workers too). For an S3 lock, ``identity``
+    is the run id the lock object must still name."""
+    from .store import S3Path, is_object
+
+    if is_object(path) or isinstance(path, S3Path):
+        if object_lock_run_id(S3Path.parse(str(path))) != identity:
+            raise LockLost(
+                f"{path} was deleted or replaced during the run (taken over as stale, or "
+                "deleted by hand), so another run could start beside this one; this run stops "
+                "(completed shards are kept): run the job again"
+            )
+        return
     if not names(path, identity):
         raise LockLost(
             f"{path} was deleted or replaced during the run, so another run could start beside "
@@ -197,7 +212,13 @@ def check_lock(path: Path | str, identity: tuple[int, int]) -> None:
 
 def unfinished_run(path: Path) -> Holder | None:
     """The run that took the lock and ended without releasing it (killed), if the lock is
-    free now: a finished run empties the file, a killed one leaves its name in it."""
+    free now: a finished run empties the file, a killed one leaves its name in it (an S3
+    run deletes its lock object; a killed one leaves it, stale)."""
+    from .store import S3Path
+
+    if isinstance(path, S3Path):
+        found = read_object_lock(path)
+        return None if found is None or not found[2] else found[0] or Holder(None, "", "", "")
     if current_holder(path) is not None:
         return None
     try:
@@ -209,6 +230,11 @@ def unfinished_run(path: Path) -> Holder | None:
 
 def current_holder(path: Path) -> Holder | None:
     """Who holds the lock now (None if nobody), without taking it."""
+    from .store import S3Path
+
+    if isinstance(path, S3Path):
+        found = read_object_lock(path)
+        return None if found is None or found[2] else found[0] or Holder(None, "", "", "")
     try:
         fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
     except OSError:
@@ -223,3 +249,184 @@ def current_holder(path: Path) -> Holder | None:
         return None
     finally:
         os.close(fd)
+
+
+# -- the lock of an output in object storage -------------------------------------------------
+
+# How often a run holding an S3 lock rewrites it (proof of life), and after how long without
+# that the lock is stale: a run killed on any host stops rewriting it, and the next run takes
+# it over once it is STALE_SECONDS old (at once if it names a dead pid on this host).
+HEARTBEAT_SECONDS = 60.0
+STALE_SECONDS = 600.0
+CHECK_SECONDS = 2.0  # the main process re-reads the lock at most this often
+_CONFLICT = ("PreconditionFailed", "412", "ConditionalRequestConflict", "409")
+
+
+class S3RunLock:
+    """The lock of an ``s3://`` output: the object ``OUT/.batchtok/lock``, created with a
+    conditional PUT (``If-None-Match: *``), so two runs cannot both create it. It names its
+    holder (pid, host, start time, job) and a run id, and is rewritten every
+    :data:`HEARTBEAT_SECONDS` with ``If-Match`` on its last ETag. A lock whose last write is
+    older than :data:`STALE_SECONDS` (by the server's clock), or that names a dead pid on this
+    host, is stale: it is taken over with a PUT conditional on its ETag, so of two runs taking
+    it over at once one wins. Releasing deletes it (if it is still ours); a killed run leaves
+    it, which is how ``batchtok status`` tells a run that did not finish.
+
+    The same interface as :class:`RunLock`; :meth:`identity` is the run id, which the workers
+    check (:func:`check_lock`) before publishing anything.
+    """
+
+    def __init__(self, path: Any, job: str = "") -> None:
+        import uuid
+
+        self.path = path
+        self.job = job
+        self.run_id = uuid.uuid4().hex
+        self.etag = ""
+        self.stale: Holder | None = None
+        self.started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        self._beat = 0.0  # monotonic time of the last write
+        self._checked = 0.0  # monotonic time of the last read that found it ours
+        self._lost = False
+        self._beats = 0
+
+    def _body(self) -> bytes:
+        record = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": self.started,
+            "job": self.job,
+            "run_id": self.run_id,
+            "heartbeat": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "beats": self._beats,  # each write's content differs, so does its ETag
+        }
+        return json.dumps(record).encode() + b"\n"
+
+    def _put(self, **condition: str) -> bool:
+        """Write the lock under ``condition``; False if the condition did not hold."""
+        from .store import client, error_code, request_failed
+
+        self._beats += 1
+        try:
+            found = client().put_object(
+                Bucket=self.path.bucket, Key=self.path.key, Body=self._body(), **condition
+            )
+        except Exception as exc:
+            if error_code(exc) in _CONFLICT:
+                return False
+            raise request_failed(str(self.path), "write the lock", exc) from exc
+        self.etag = found["ETag"]
+        self._beat = self._checked = time.monotonic()
+        return True
+
+    def acquire(self) -> S3RunLock:
+        for _ in range(ACQUIRE_TRIES):
+            if self._put(IfNoneMatch="*"):
+                return self
+            found = read_object_lock(self.path)
+            if found is None:  # released meanwhile: try again
+                continue
+            holder, etag, stale = found
+            if not stale:
+                who = holder.describe() if holder else "another run"
+                raise LockHeld(
+                    f"another run holds {self.path} ({who}); a run killed elsewhere leaves it "
+                    f"until it is {STALE_SECONDS:.0f} s without a heartbeat, or delete it"
+                )
+            if self._put(IfMatch=etag):
+                self.stale = holder or Holder(None, "", "", "")
+                return self
+        raise LockHeld(f"{self.path} keeps being replaced; is another run starting?")
+
+    def identity(self) -> str:
+        return self.run_id
+
+    def holds_path(self, cached: bool = False) -> bool:
+        """Whether the lock is still this run's (``cached``: re-read at most every
+        CHECK_SECONDS, for a loop asking often); also rewrites it when its heartbeat is due."""
+        if self._lost:
+            return False
+        now = time.monotonic()
+        try:
+            if now - self._beat >= HEARTBEAT_SECONDS:
+                self._lost = not self._put(IfMatch=self.etag)
+            elif not cached or now - self._checked >= CHECK_SECONDS:
+                self._lost = object_lock_run_id(self.path) != self.run_id
+                self._checked = now
+        except OSError:
+            # The server did not answer: no other run can have taken the lock over while
+            # our last write is well within STALE_SECONDS; try again at the next check.
+            return now - self._beat < STALE_SECONDS / 2
+        return not self._lost
+
+    def release(self) -> None:
+        from .store import client, error_code
+
+        if self._lost or not self.etag:
+            return
+        s3 = client()
+        with contextlib.suppress(Exception):
+            try:
+                s3.delete_object(Bucket=self.path.bucket, Key=self.path.key, IfMatch=self.etag)
+            except Exception as exc:
+                if error_code(exc) in _CONFLICT:  # not ours any more: leave it
+                    return
+                # a server without conditional deletes: check, then delete
+                if object_lock_run_id(self.path) == self.run_id:
+                    s3.delete_object(Bucket=self.path.bucket, Key=self.path.key)
+        self.etag = ""
+
+    def __enter__(self) -> S3RunLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _get_object_lock(path: Any) -> tuple[dict[str, Any], str] | None:
+    """The GET response of an S3 lock and its text; None if there is none."""
+    from .store import client, error_code, request_failed
+
+    try:
+        found = client().get_object(Bucket=path.bucket, Key=path.key)
+        return found, found["Body"].read().decode("utf-8", "replace")
+    except Exception as exc:
+        if error_code(exc) in ("NoSuchKey", "404"):
+            return None
+        raise request_failed(str(path), "read the lock", exc) from exc
+
+
+def read_object_lock(path: Any) -> tuple[Holder | None, str, bool] | None:
+    """(holder, ETag, stale) of an S3 lock; None if there is none."""
+    from email.utils import parsedate_to_datetime
+
+    got = _get_object_lock(path)
+    if got is None:
+        return None
+    found, text = got
+    holder = Holder.parse(text)
+    modified = found["LastModified"]
+    try:  # the lock's age by the server's clock: no skew between hosts
+        now = parsedate_to_datetime(found["ResponseMetadata"]["HTTPHeaders"]["date"])
+        age = (now - modified).total_seconds()
+    except (KeyError, TypeError, ValueError):
+        age = time.time() - modified.timestamp()
+    stale = age > STALE_SECONDS or (holder is not None and holder.alive_here() is False)
+    return holder, str(found["ETag"]), stale
+
+
+def object_lock_run_id(path: Any) -> str | None:
+    """The run id an S3 lock names (None if there is no lock, or it names none)."""
+    got = _get_object_lock(path)
+    try:
+        data = json.loads(got[1]) if got is not None else None
+    except ValueError:
+        return None
+    return data.get("run_id") if isinstance(data, dict) else None
+
+
+def run_lock(path: Any, job: str = "") -> RunLock | S3RunLock:
+    """The run lock of an output: a local file's, or an S3 object's."""
+    from .store import S3Path
+
+    return S3RunLock(path, job) if isinstance(path, S3Path) else RunLock(path, job)

@@ -12,7 +12,8 @@ copies the others from the existing output.
 
 **Nothing partial is ever visible.** Every file (output, part, record) is written under
 ``OUT/.batchtok/tmp/``, flushed and fsynced, then renamed into place (same file system, so the
-rename is atomic), and the directory is fsynced. A killed worker leaves at most a temporary
+rename is atomic), and the directory is fsynced; to an S3 output it is uploaded whole instead
+(:mod:`.store`). A killed worker leaves at most a temporary
 file, which the next run (holding the lock) deletes. Readers of ``OUT`` see complete files
 only; ``.batchtok`` and ``_batchtok_summary.json`` are skipped by pyarrow datasets, Spark and
 Hive (names starting with ``.`` or ``_``).
@@ -38,8 +39,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from batchtok.formats.files import fsync_dir
-
+from . import store
 from .cache import file_xxh3
 from .errors import CorruptFileError, DiskFullError
 
@@ -146,7 +146,7 @@ def read_metadata(path: str | os.PathLike[str]) -> tuple[dict[str, Any], pq.File
     Raises OSError/ArrowException for an unreadable file, :class:`CorruptFileError` (a
     ValueError) for a file without it.
     """
-    footer = pq.read_metadata(path)
+    footer = pq.read_metadata(store.readable(path))
     kv = footer.metadata or {}
     raw = kv.get(METADATA_KEY)
     if raw is None:
@@ -163,7 +163,7 @@ def read_metadata(path: str | os.PathLike[str]) -> tuple[dict[str, Any], pq.File
 def full_read_ok(path: str | os.PathLike[str]) -> str | None:
     """Read every page (checksums verified where written); None if fine, else why not."""
     try:
-        pf = pq.ParquetFile(path, page_checksum_verification=PAGE_CHECKSUMS)
+        pf = pq.ParquetFile(store.readable(path), page_checksum_verification=PAGE_CHECKSUMS)
         for i in range(pf.metadata.num_row_groups):
             pf.read_row_group(i, use_threads=False)
     except (OSError, pa.ArrowException, ValueError) as exc:
@@ -249,9 +249,7 @@ class AtomicParquet:
             if self.record_file:
                 text = json.dumps({**self.record, "xxh3_128": self.digest}, sort_keys=True)
                 _write_small(self.record_file, text + "\n", self.tmp + ".json")
-            os.makedirs(os.path.dirname(self.dest), exist_ok=True)
-            os.replace(self.tmp, self.dest)
-            fsync_dir(os.path.dirname(self.dest))
+            store.replace(self.tmp, self.dest)
         except BaseException as err:
             self.abort()
             if isinstance(err, OSError) and err.errno == errno.ENOSPC:
@@ -270,7 +268,10 @@ class AtomicParquet:
 
 
 def _write_small(dest: str, text: str, tmp: str) -> None:
-    """A small text file, atomically (fsynced, renamed)."""
+    """A small text file, atomically (fsynced, renamed; one PUT to object storage)."""
+    if store.is_object(dest):
+        store.as_path(dest).write_text(text)
+        return
     with open(tmp, "w", encoding="ascii") as f:
         f.write(text)
         f.flush()
@@ -304,7 +305,7 @@ def copy_row_groups(sink: AtomicParquet, source: str, first: int, end: int) -> I
     """Copy row groups [first, end) of ``source`` into ``sink`` one at a time, every page's
     checksum verified (the sink writes fresh ones: a flipped bit must be caught here or
     never); yields rows."""
-    pf = pq.ParquetFile(source, page_checksum_verification=PAGE_CHECKSUMS)
+    pf = pq.ParquetFile(store.readable(source), page_checksum_verification=PAGE_CHECKSUMS)
     for i in range(first, end):
         table = pf.read_row_group(i, use_threads=False)  # a thread pool costs ~30 MB
         if not table.schema.equals(sink.schema, check_metadata=False):

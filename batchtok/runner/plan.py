@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from .inputs import InputFile
 from .job import Job
 from .output import full_read_ok, output_path_prefix, read_metadata, shard_row_groups
 from .output import output_path as format_output_path
+from .store import OutPath, S3Path, as_path
 from .token_stats import TokenStats
 
 MB = 1_000_000
@@ -129,12 +131,12 @@ class FileState:
 
     file: InputFile
     shards: list[Shard]
-    output: Path
+    output: OutPath
     hashes: list[RowGroupHash] | None = None
     keys: list[str] = field(default_factory=list)
     fingerprint: str = ""
     reusable: dict[str, tuple[int, int]] = field(default_factory=dict)  # key -> output rgs
-    parts: dict[str, Path] = field(default_factory=dict)  # key -> completed part file
+    parts: dict[str, OutPath] = field(default_factory=dict)  # key -> completed part file
     part_digests: dict[str, str] = field(default_factory=dict)  # key -> its recorded xxh3
     discarded: list[str] = field(default_factory=list)  # why parts found were not used
     # key -> bad rows its output holds (recorded when written: a re-run reports them too)
@@ -193,7 +195,7 @@ def resolve(
     state: FileState,
     hashes: list[RowGroupHash],
     fingerprint_json: str,
-    parts_dir: Path,
+    parts_dir: OutPath,
     record: dict[str, Any],
     verify: bool,
 ) -> None:
@@ -260,11 +262,25 @@ def derived_keys(state: FileState) -> list[str] | None:
     try:
         if state.format == "parquet":
             doc, _ = read_metadata(state.output)
+        elif isinstance(state.output, S3Path):
+            prefix = output_path_prefix(out, state.format)
+            doc = read_sidecar(prefix, _object_text, _object_size).get("provenance") or {}
         else:
             doc = read_sidecar(output_path_prefix(out, state.format)).get("provenance") or {}
         return [s.get("key") for s in doc.get("shards") or []]
     except (OSError, pa.ArrowException, ValueError, AttributeError):
         return None
+
+
+def _object_text(uri: str) -> str:
+    return S3Path.parse(uri).read_text()
+
+
+def _object_size(uri: str) -> int:
+    found = S3Path.parse(uri).head()
+    if found is None:
+        raise FileNotFoundError(uri)
+    return int(found["ContentLength"])
 
 
 def _resolve_derived(state: FileState, verify: bool, remembered: dict[str, Any]) -> None:
@@ -292,6 +308,8 @@ def _resolve_derived(state: FileState, verify: bool, remembered: dict[str, Any])
 
 def derived_problem(state: FileState) -> str | None:
     """Why a derived output does not read back whole (None if it does)."""
+    if isinstance(state.output, S3Path) and state.format != "parquet":
+        return _object_set_problem(state)
     out = str(state.output)
     try:
         if state.format == "megatron":
@@ -309,19 +327,46 @@ def derived_problem(state: FileState) -> str | None:
     return None
 
 
-def part_path(parts_dir: Path, rel: str, key: str) -> Path:
+def _object_set_problem(state: FileState) -> str | None:
+    """:func:`derived_problem` of a trainer-format set in object storage: its files are
+    downloaded to a temporary directory and read there."""
+    import tempfile
+
+    prefix = output_path_prefix(str(state.output), state.format)
+    suffixes = (".bin", ".idx") if state.format == "megatron" else ("", ".index", ".metadata")
+    with tempfile.TemporaryDirectory(prefix="batchtok-verify-") as tmp:
+        local = os.path.join(tmp, "set")
+        try:
+            for suffix in suffixes:
+                source = S3Path.parse(prefix + suffix)
+                if suffix == ".metadata" and source.head() is None:
+                    continue
+                with open(local + suffix, "wb") as f:
+                    f.write(source.read_bytes())
+            local_state = FileState(
+                state.file,
+                state.shards,
+                Path(local + (".idx" if state.format == "megatron" else "")),
+                format=state.format,
+            )
+            return derived_problem(local_state)
+        except OSError as exc:
+            return str(exc)
+
+
+def part_path(parts_dir: OutPath, rel: str, key: str) -> OutPath:
     """Where a shard of a multi-shard file waits to be joined: named by the file and the key,
     so two input files with identical content never share (and delete) each other's parts."""
     return parts_dir / f"{hex128(rel.encode())[:16]}-{key}.parquet"
 
 
-def part_record_path(part: Path | str) -> Path:
+def part_record_path(part: OutPath | str) -> OutPath:
     """Where a part's record is: its content hash and bad-row count, written (by the worker
     that wrote the part) before the part itself is renamed into place."""
-    return Path(f"{part}.json")
+    return as_path(f"{part}.json")
 
 
-def part_record(part: Path) -> dict[str, Any]:
+def part_record(part: OutPath) -> dict[str, Any]:
     try:
         data = json.loads(part_record_path(part).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -329,12 +374,12 @@ def part_record(part: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def remove_part(part: Path) -> None:
+def remove_part(part: OutPath) -> None:
     for path in (part, part_record_path(part)):
         path.unlink(missing_ok=True)
 
 
-def part_problem(part: Path, key: str, digest: str | None, verify: bool) -> str | None:
+def part_problem(part: OutPath, key: str, digest: str | None, verify: bool) -> str | None:
     """Why a part cannot be joined ("" if there is none), or None if it can: its bytes must
     hash to the digest recorded when it was written (so a bit flipped since never reaches an
     output), and its metadata must name its key."""
@@ -379,8 +424,8 @@ def file_fingerprint(job: Job, f: InputFile, engine_version: str, facts: Tokeniz
     )
 
 
-def output_path(job: Job, f: InputFile) -> Path:
-    return Path(format_output_path(job.output_dir, f.rel, job.format))
+def output_path(job: Job, f: InputFile) -> OutPath:
+    return as_path(format_output_path(str(job.output_dir), f.rel, job.format))
 
 
 def record_output(records: Records, st: FileState, record: dict | None = None) -> None:
@@ -410,7 +455,7 @@ def record_output(records: Records, st: FileState, record: dict | None = None) -
     records.save(st.file.rel, record)
 
 
-def orphan_outputs(records: Records, output_dir: Path, inputs: set[str]) -> list[str]:
+def orphan_outputs(records: Records, output_dir: OutPath, inputs: set[str]) -> list[str]:
     """Outputs recorded by an earlier run whose input is not among ``inputs`` any more."""
     return sorted(
         rel for rel in records.all_rels() if rel not in inputs and (output_dir / rel).exists()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from batchtok import __version__
@@ -24,6 +23,7 @@ from .encode import (
     remember_facts,
     remembered_facts,
 )
+from .errors import JobError
 from .inputs import STATE_DIR, InputFile, resolve_inputs
 from .job import Job
 from .plan import (
@@ -35,9 +35,11 @@ from .plan import (
     resolve,
     text_columns,
 )
+from .store import OutPath
+from .store import configure as configure_storage
 
 
-def state_dir(job: Job) -> Path:
+def state_dir(job: Job) -> OutPath:
     return job.output_dir / STATE_DIR
 
 
@@ -72,6 +74,7 @@ def prepare(job: Job, *, remember: bool) -> Prepared:
 
     The tokenizer is loaded only if its facts are not remembered from an earlier run (in the
     state directory; ``remember`` stores them)."""
+    configure_storage(job.storage)
     sdir = state_dir(job)
     files, warnings = resolve_inputs(job, Records(sdir))
     data, xxh3, sha256 = read_tokenizer(job)
@@ -103,8 +106,22 @@ def prepare(job: Job, *, remember: bool) -> Prepared:
     return Prepared(job, files, states, facts, tok, warnings, __version__, data)
 
 
+def earlier_runs_in(job: Job) -> bool:
+    """Whether the output holds the state of earlier runs; :class:`JobError` naming
+    ``output.dir`` if it cannot be read (an S3 bucket missing or forbidden)."""
+    configure_storage(job.storage)
+    try:
+        return state_dir(job).is_dir()
+    except OSError as exc:
+        raise JobError(
+            [job.problem("output.dir", f"cannot read {job.output_dir}: {exc}")],
+            str(job.file or ""),
+        ) from exc
+
+
 def plan_job(job: Job, *, verify: bool = False, hash_inputs: bool = True) -> dict[str, Any]:
     """What a run would do, without writing anything: every shard with its status."""
+    earlier_runs_in(job)
     prep = prepare(job, remember=False)
     records = Records(state_dir(job))
     files_out = []

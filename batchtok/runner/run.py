@@ -32,7 +32,6 @@ import signal
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any
 
 from .cache import Records, RowGroupHash, memo_hashes, remember_hashes, stat_of
@@ -42,13 +41,15 @@ from .executor import Event, Failure, LocalExecutor
 from .exit_codes import EXIT_FAILURE
 from .inputs import InputFile, jsonl_memo
 from .job import Job
-from .lock import RunLock, check_lock
+from .lock import RunLock, S3RunLock, check_lock, run_lock
 from .output import use_returning_memory_pool
 from .plan import FileState, hash_spec, orphan_outputs, record_output, remove_part, resolve
-from .prepare import Prepared, prepare, state_dir
+from .prepare import Prepared, earlier_runs_in, prepare, state_dir
 from .progress import LogSession, Progress
 from .ray_executor import RayExecutor
 from .stats import RunStats, ShardStats
+from .store import S3Path, abort_uploads, abort_uploads_of, as_path, local_tmp_dir
+from .store import configure as configure_storage
 from .summary import build_summary, invalid_summary, log_summary, write_chart, write_summary
 from .tasks import encode_settings, hash_task, join_task, shard_task
 from .token_stats import TokenStats
@@ -108,12 +109,15 @@ class _Run:
     def __init__(
         self, job: Job, verify: bool, session: LogSession, mode: str, interval: float
     ) -> None:
+        configure_storage(job.storage)
         self.job = job
         self.verify = verify
         self.session = session
         self.progress = Progress(session.console, mode, interval)
         self.sdir = state_dir(job)
-        self.tmp_dir = self.sdir / "tmp"
+        # Temporary files are local (an S3 output's are uploaded once whole).
+        out = job.output_dir
+        self.tmp_dir = local_tmp_dir(out) if isinstance(out, S3Path) else self.sdir / "tmp"
         self.parts_dir = self.sdir / "parts"
         self.records = Records(self.sdir)
         self.stats = RunStats()
@@ -122,7 +126,7 @@ class _Run:
         self.stopping = ""  # why the run stopped dispatching, if it did
         self.workers = job.workers or available_cores()
         self.memory_pool = ""
-        self.lock: RunLock | None = None
+        self.lock: RunLock | S3RunLock | None = None
 
     # -- top level ----------------------------------------------------------------------
 
@@ -140,7 +144,7 @@ class _Run:
             )
             self.workers = cores
         # Validate before taking the lock: a refused job writes nothing anywhere.
-        earlier_runs = self.sdir.is_dir()
+        earlier_runs = earlier_runs_in(job)
         try:
             self.prep = prepare(job, remember=False)
         except JobError as exc:
@@ -148,7 +152,7 @@ class _Run:
                 self._record_refusal(exc)
             raise
         try:
-            lock = RunLock(self.sdir / "lock", job=str(job.file or job.name)).acquire()
+            lock = run_lock(self.sdir / "lock", job=str(job.file or job.name)).acquire()
         except LockHeld as exc:
             log.error("%s; nothing was run", exc, extra={"event": "locked"})
             return RunResult(exc.exit_code, {"status": "locked", "message": str(exc)})
@@ -171,6 +175,7 @@ class _Run:
                     extra={"event": "stale_lock"},
                 )
             self._clear_tmp()
+            self._abort_uploads()
             return self._work_and_summarize()
         finally:
             with contextlib.suppress(ValueError):
@@ -182,13 +187,30 @@ class _Run:
         """An output directory of earlier runs says this run was refused (``batchtok
         status`` must not show the previous result), if no other run holds it."""
         try:
-            lock = RunLock(self.sdir / "lock", job=str(self.job.file or self.job.name)).acquire()
+            lock = run_lock(self.sdir / "lock", job=str(self.job.file or self.job.name)).acquire()
         except (LockHeld, OSError):
             return
         try:
             write_summary(invalid_summary(self.job, exc), self.job.output_dir, self.sdir)
         finally:
             lock.release()
+
+    def _abort_uploads(self) -> None:
+        """Abort the incomplete multipart uploads under an S3 output: only the lock holder
+        uploads there, so they are a killed run's."""
+        if isinstance(self.job.output_dir, S3Path):
+            try:
+                aborted = abort_uploads(self.job.output_dir)
+            except OSError as exc:  # invisible anyway; the next run tries again
+                log.warning("%s", exc)
+                return
+            if aborted:
+                log.warning(
+                    "aborted %d incomplete uploads a killed run left under %s",
+                    aborted,
+                    self.job.output_dir,
+                    extra={"event": "uploads_aborted", "count": aborted},
+                )
 
     def _work_and_summarize(self) -> RunResult:
         try:
@@ -378,19 +400,26 @@ class _Run:
     def _check_lock(self, executor: LocalExecutor) -> None:
         """Stop dispatching if the lock file was deleted or replaced (another run may have
         started beside this one); the workers check it too before publishing a file."""
-        if self.lock is None or self.stopping or self.lock.holds_path():
+        if self.lock is None or self.stopping or self.lock.holds_path(cached=True):
             return
         try:
             check_lock(self.lock.path, self.lock.identity())
-        except LockLost as exc:
+        except (LockLost, OSError) as exc:  # OSError: an S3 lock that cannot be read for long
             self.stopping = str(exc)
             self.stats.failures.append({"task": "run", "error": str(exc)})
             log.error("%s", exc, extra={"event": "lock_lost"})
             executor.cancel_pending()
 
-    def _remove_leftovers(self, failure: Failure) -> None:
-        """A worker that died could not delete its temporary file; its pid names it."""
+    def _remove_leftovers(self, task: Any, failure: Failure) -> None:
+        """A worker that died could not delete its temporary file (its pid names it) nor abort
+        the upload it had started."""
         if failure.died:
+            dest = getattr(task, "dest", "")
+            if isinstance(self.job.output_dir, S3Path) and dest:
+                try:
+                    abort_uploads_of(dest)
+                except OSError as exc:  # the next run (holding the lock) aborts it
+                    log.warning("%s", exc)
             for leftover in self.tmp_dir.glob(f"*.{failure.pid}.parquet.tmp"):
                 with contextlib.suppress(FileNotFoundError):
                     leftover.unlink()
@@ -407,7 +436,7 @@ class _Run:
         )
         if failure.detail:
             log.warning("%s", failure.detail.rstrip())
-        self._remove_leftovers(failure)
+        self._remove_leftovers(task, failure)
 
     def _failed(self, executor: LocalExecutor, event: Event) -> None:
         task, failure = event.task, event.payload
@@ -435,7 +464,7 @@ class _Run:
         )
         if failure.detail:
             log.error("%s", failure.detail.rstrip())
-        self._remove_leftovers(failure)
+        self._remove_leftovers(task, failure)
         if failure.fatal and not self.stopping:
             self.stopping = failure.error
             dropped = executor.cancel_pending()
@@ -547,7 +576,7 @@ class _Run:
             record_output(self.records, st)
             self.stats.files_written += 1
             return
-        st.parts[task.key] = Path(task.dest)
+        st.parts[task.key] = as_path(task.dest)
         st.part_digests[task.key] = result.digest
         if task.rel not in self.stats.failed_files and not st.todo() and not st.joining:
             self._join(executor, st)

@@ -18,6 +18,7 @@ from typing import Any
 from batchtok import __version__
 
 from . import exit_codes as codes
+from . import store
 from .encode import TokenizerFacts
 from .errors import JobError
 from .job import Job
@@ -155,7 +156,7 @@ def log_summary(summary: dict[str, Any], stats: RunStats) -> None:
     )
 
 
-def write_chart(tokens: TokenStats, output_dir: Path, tmp_dir: Path, title: str) -> None:
+def write_chart(tokens: TokenStats, output_dir: store.OutPath, tmp_dir: Path, title: str) -> None:
     """Draw the document-length histogram beside the summary (matplotlib permitting); like
     the summary, a failure is logged, not raised."""
     if not tokens.documents:
@@ -165,7 +166,7 @@ def write_chart(tokens: TokenStats, output_dir: Path, tmp_dir: Path, title: str)
     try:
         tmp_dir.mkdir(parents=True, exist_ok=True)
         if draw_chart(tokens, tmp, title):
-            os.replace(tmp, target)
+            store.replace(tmp, target)
         else:
             log.debug("no token-length chart: matplotlib is not installed (batchtok[stats])")
     except (OSError, ValueError) as exc:
@@ -175,10 +176,18 @@ def write_chart(tokens: TokenStats, output_dir: Path, tmp_dir: Path, title: str)
             tmp.unlink()
 
 
-def write_summary(summary: dict[str, Any], output_dir: Path, tmp_dir: Path) -> None:
+def write_summary(
+    summary: dict[str, Any], output_dir: store.OutPath, tmp_dir: store.OutPath
+) -> None:
     """Write ``output_dir/_batchtok_summary.json`` atomically (through ``tmp_dir``); a failure
     is logged, not raised: the outputs are written whatever happens to their summary."""
     target = output_dir / SUMMARY_NAME
+    if isinstance(target, store.S3Path):  # one PUT: atomic
+        try:
+            target.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            log.error("cannot write the run summary %s: %s", target, exc)
+        return
     tmp = tmp_dir / f"summary.{os.getpid()}.tmp"
     try:
         with open(tmp, "w", encoding="utf-8") as f:

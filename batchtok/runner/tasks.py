@@ -18,6 +18,7 @@ from .job import Job
 from .output import METADATA_KEY, metadata_bytes, output_schema, trainer_dtype
 from .plan import FileState, batch_rows, output_splits, part_path, part_record_path, text_columns
 from .prepare import Prepared
+from .store import OutPath, readable
 from .worker import AssembleTask, EncodeSettings, HashTask, ShardTask
 
 
@@ -72,7 +73,9 @@ def hash_task(job: Job, f: InputFile) -> HashTask:
     )
 
 
-def shard_task(prep: Prepared, st: FileState, i: int, parts_dir: Path, tmp_dir: Path) -> ShardTask:
+def shard_task(
+    prep: Prepared, st: FileState, i: int, parts_dir: OutPath, tmp_dir: Path
+) -> ShardTask:
     """Encode shard ``i``: straight into the output if it is the file's only shard, else into
     a part file that waits to be joined."""
     job, f, shard = prep.job, st.file, st.shards[i]
@@ -117,13 +120,13 @@ def join_task(prep: Prepared, st: FileState, tmp_dir: Path) -> AssembleTask:
     for shard, key in zip(st.shards, st.keys):
         if key in st.parts:
             part = st.parts[key]
-            footer = pq.read_metadata(part)
+            footer = pq.read_metadata(readable(part))
             sources.append((str(part), 0, footer.num_row_groups, st.part_digests[key]))
             rows = footer.num_rows
         else:
             first, end = st.reusable[key]
             if old_footer is None:
-                old_footer = pq.read_metadata(st.output)
+                old_footer = pq.read_metadata(readable(st.output))
             sources.append((str(st.output), first, end, ""))
             rows = sum(old_footer.row_group(i).num_rows for i in range(first, end))
         shards.append({"key": key, "row_groups": list(shard.row_groups), "rows_out": rows})

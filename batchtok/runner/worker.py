@@ -28,6 +28,7 @@ import xxhash
 if TYPE_CHECKING:
     from batchtok import Tokenizer
 
+from . import store
 from .cache import RowGroupHash, file_xxh3, hash_row_groups, stat_key
 from .encode import Encoder, SpecialCounter, TokenizerFacts
 from .errors import BadRowError, CorruptFileError, InputChangedError
@@ -80,6 +81,7 @@ def prepare_workers(
     """Set what encode tasks use; call in the parent before forking the workers. ``lock``:
     the run lock's path and (device, inode), checked before each file is published."""
     _STATE.update(tokenizer=tok, facts=facts, settings=settings, lock=lock)
+    store.configure(settings.storage)  # S3 outputs: the job's endpoint, in every worker
 
 
 def prepared_state() -> dict[str, Any]:
@@ -673,7 +675,7 @@ def _part_documents(task: AssembleTask) -> Iterator[Any]:
     every page's checksum verified."""
     for source, first, end, digest in task.sources:
         _check_part(source, digest)
-        pf = pq.ParquetFile(source, page_checksum_verification=PAGE_CHECKSUMS)
+        pf = pq.ParquetFile(store.readable(source), page_checksum_verification=PAGE_CHECKSUMS)
         ids_name = task.schema.names[0]  # a derived output's parts hold ids and counts only
         for i in range(first, end):
             column = pf.read_row_group(i, columns=[ids_name], use_threads=False).column(0)
@@ -699,6 +701,8 @@ def _assemble_derived(task: AssembleTask) -> JoinResult:
         "provenance": task.provenance,
         "pack_length": task.pack_length,
         "keep_last": task.pack_keep_last,
+        # to S3: uploaded in the same order as renamed on disk, the primary file last
+        "publisher": store.publish_set if store.is_object(task.dest) else None,
     }
     prefix = output_path_prefix(task.dest, task.format)
     if task.format == "megatron":

@@ -36,6 +36,7 @@ from tests.support.runner import (
     write_job,
     write_parquet,
 )
+from tests.support.s3 import CREDENTIALS, bucket, incomplete_uploads, moto_server, objects
 
 pytest.importorskip("ray")
 
@@ -80,6 +81,7 @@ def ray_cluster(tmp_path_factory) -> Iterator[tuple[subprocess.Popen, dict[str, 
         "HOME": str(home),  # Ray >= 2.60 writes an auth token under ~/.ray
         "RAY_AUTH_MODE": "disabled",
         "PYTHONPATH": str(REPO),
+        **CREDENTIALS,  # the actors upload to the module's S3 server
     }
     env.pop("RAY_ADDRESS", None)
     proc = subprocess.Popen(
@@ -233,3 +235,35 @@ def test_a_killed_ray_run_is_finished_locally_redoing_nothing_complete(
     assert report["shards"]["cached"] >= 1  # the parts the Ray run completed
     assert report["shards"]["done"] < report["shards"]["total"]
     _same_output(out, reference)
+
+
+def test_ray_actors_publish_an_s3_output_themselves_with_the_bytes_of_a_local_run(
+    ray_env, inputs, reference, tmp_path
+) -> None:
+    with moto_server() as endpoint:
+        bucket(endpoint, "ray-out")
+        job = write_job(
+            tmp_path / "s3.toml",
+            {
+                "input.paths": [str(inputs)],
+                "tokenizer.path": str(GPT2),
+                "output.dir": "s3://ray-out/tokens",
+                "storage.endpoint": endpoint,
+                "run.workers": 2,
+                "run.shard_mb": 0.004,
+                "output.row_group_mb": 0.0005,
+            },
+        )
+        code, stderr = _finish(_ray_run(ray_env, job, stderr=subprocess.PIPE))
+        assert code == 0, stderr
+        found = objects(endpoint, "ray-out", "tokens/")
+        for name in visible_files(reference):
+            assert found[name] == (reference / name).read_bytes(), name
+        assert not [k for k in found if k.startswith(".batchtok/parts/")]
+        assert (
+            json.loads(found["_batchtok_summary.json"])["token_stats"]
+            == (summary(reference)["token_stats"])
+        )
+        assert incomplete_uploads(endpoint, "ray-out") == []
+        code, output = invoke("run", job, "--executor", "ray")
+        assert code == 0 and "nothing to do" in output, output
