@@ -13,7 +13,7 @@ from typing import Any
 
 from batchtok import __version__
 
-from .cache import Records, hash_row_groups, memo_hashes
+from .cache import Records, memo_hashes
 from .encode import (
     TokenizerFacts,
     check_against_job,
@@ -37,6 +37,7 @@ from .plan import (
 )
 from .store import OutPath
 from .store import configure as configure_storage
+from .worker import HashTask, hash_file
 
 
 def state_dir(job: Job) -> OutPath:
@@ -119,6 +120,13 @@ def earlier_runs_in(job: Job) -> bool:
         ) from exc
 
 
+def hash_task(job: Job, f: InputFile) -> HashTask:
+    """The task that hashes input ``f``'s text (what a run's hash phase runs)."""
+    return HashTask(
+        f.rel, f.path, text_columns(job), f.keep_leaves, f.text_bytes, f.stat_key(), f.blocks
+    )
+
+
 def plan_job(job: Job, *, verify: bool = False, hash_inputs: bool = True) -> dict[str, Any]:
     """What a run would do, without writing anything: every shard with its status."""
     earlier_runs_in(job)
@@ -132,7 +140,8 @@ def plan_job(job: Job, *, verify: bool = False, hash_inputs: bool = True) -> dic
         record = records.load(f.rel)
         hashes = None if verify else memo_hashes(record, f.stat_key(), hash_spec(job, f))
         if hashes is None and hash_inputs:
-            hashes = hash_row_groups(f.path, text_columns(job), f.keep_leaves)
+            # As a run hashes it: a JSON Lines file by its blocks' bytes, Parquet by row group.
+            hashes = hash_file(hash_task(job, f), lambda _stats: None).row_groups
         if hashes is not None:
             resolve(st, hashes, prep.fingerprint(f), state_dir(job) / "parts", record, verify)
         if st.note:

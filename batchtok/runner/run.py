@@ -44,14 +44,14 @@ from .job import Job
 from .lock import RunLock, S3RunLock, check_lock, run_lock
 from .output import use_returning_memory_pool
 from .plan import FileState, hash_spec, orphan_outputs, record_output, remove_part, resolve
-from .prepare import Prepared, earlier_runs_in, prepare, state_dir
+from .prepare import Prepared, earlier_runs_in, hash_task, prepare, state_dir
 from .progress import LogSession, Progress
 from .ray_executor import RayExecutor
 from .stats import RunStats, ShardStats
 from .store import S3Path, abort_uploads, abort_uploads_of, as_path, local_tmp_dir
 from .store import configure as configure_storage
 from .summary import build_summary, invalid_summary, log_summary, write_chart, write_summary
-from .tasks import encode_settings, hash_task, join_task, shard_task
+from .tasks import encode_settings, join_task, shard_task
 from .token_stats import TokenStats
 from .worker import (
     AssembleTask,

@@ -16,10 +16,10 @@ from .encode import TokenizerFacts, described_options, eos_id
 from .inputs import InputFile
 from .job import Job
 from .output import METADATA_KEY, metadata_bytes, output_schema, trainer_dtype
-from .plan import FileState, batch_rows, output_splits, part_path, part_record_path, text_columns
+from .plan import FileState, batch_rows, output_splits, part_path, part_record_path
 from .prepare import Prepared
 from .store import OutPath, readable
-from .worker import AssembleTask, EncodeSettings, HashTask, ShardTask
+from .worker import AssembleTask, EncodeSettings, ShardTask
 
 
 def encode_settings(job: Job, facts: TokenizerFacts | None = None) -> EncodeSettings:
@@ -65,12 +65,6 @@ def _schema(job: Job, f: InputFile, doc: dict) -> pa.Schema:
     keep = () if job.derived_output else f.keep
     schema = output_schema(f.schema, keep, job.ids_column, job.count_column, job.dtype)
     return schema.with_metadata({METADATA_KEY: metadata_bytes(doc)})
-
-
-def hash_task(job: Job, f: InputFile) -> HashTask:
-    return HashTask(
-        f.rel, f.path, text_columns(job), f.keep_leaves, f.text_bytes, f.stat_key(), f.blocks
-    )
 
 
 def shard_task(

@@ -206,3 +206,22 @@ def test_a_rerun_plans_from_the_remembered_blocks_until_the_file_changes(
     assert code == 0 and len(scans) == 1, output
     table = pq.read_table(tmp_path / "out" / "a.parquet")
     assert table["input_ids"].to_pylist() == oracle_ids([*docs, "one more"])
+
+
+def test_plan_hashes_a_jsonl_file_by_its_blocks_as_a_run_does(tmp_path: Path) -> None:
+    docs = texts(600, seed=8, max_words=60)
+    _write(tmp_path / "in" / "big.jsonl", _lines(docs))
+    job = basic_job(tmp_path, run__shard_mb=0.07)
+    code, before = invoke("plan", job, "--json")
+    assert code == 0, before
+    planned = json.loads(before)
+    assert (
+        planned["shards"]["total"] >= 2 and planned["shards"]["to do"] == planned["shards"]["total"]
+    )
+    code, output = invoke("run", job)
+    assert code == 0, output
+    code, after = invoke("plan", job, "--json")
+    assert code == 0, after
+    done = json.loads(after)
+    assert done["shards"]["total"] == planned["shards"]["total"]
+    assert done["shards"].get("to do", 0) == 0
