@@ -19,6 +19,13 @@ class TokenizerFileError(ValueError):
         super().__init__(f"{self.path}: {reason} (value: {_abbreviate(value)})")
 
 
+class NotReproducibleError(TokenizerFileError):
+    """A file `tokenizers` reads, refused because batchtok cannot give the ids it gives (they
+    are random, or depend on what it leaves unspecified). Where tokenizers reads a component
+    by trying one struct after another, it keeps the struct this is raised for, so the next one
+    is not tried."""
+
+
 class EncodeError(ValueError):
     """Raised at encode time where `tokenizers` raises too (for example an unk token absent
     from the vocabulary, needed by this input)."""

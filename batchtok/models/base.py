@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import TokenizerFileError
+from ..errors import NotReproducibleError
 from ..utils.spec import U32_MAX, Spec, is_u32
 
 
@@ -50,7 +50,9 @@ def read_vocab(spec: Spec, key: str = "vocab") -> tuple[dict[str, int], dict[int
             raise spec.fail(key, {token: token_id}, "token id must be an unsigned 32-bit integer")
         other = vocab_r.get(token_id)
         if other is not None:
-            raise TokenizerFileError(
+            # tokenizers reads it; final even in an untagged reading, since every model that
+            # could read this vocab (all but Unigram's list) reads it the same way
+            raise NotReproducibleError(
                 spec.at(key),
                 {other: token_id, token: token_id},
                 "vocab id used twice; which token wins is unspecified in tokenizers",

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import heapq
 
-from ..errors import EncodeError, TokenizerFileError
+from ..errors import EncodeError, NotReproducibleError, TokenizerFileError
+from ..utils.json_numbers import as_serde_f32
 from ..utils.spec import Spec
 from .base import Model, read_vocab
 from .bpe_boundary import CharCut
@@ -243,17 +244,22 @@ class BPE(Model):
 
     @classmethod
     def from_spec(cls, spec: Spec) -> BPE:
-        dropout = spec.number("dropout", None, nullable=True)
-        if dropout is not None and dropout != 0:
-            reason = (
-                "dropout makes encoding random; batchtok only reproduces deterministic files"
-                if 0 <= dropout <= 1
-                else "Dropout should be between 0 and 1, inclusive"
-            )
-            raise spec.fail("dropout", dropout, reason)
+        """A BPE model from its JSON object; ``vocab`` and ``merges`` are required, the rest
+        may be missing or null. A nonzero dropout is refused last, once every check
+        tokenizers makes has passed (:class:`NotReproducibleError`)."""
+        raw = spec.number("dropout", None, nullable=True)
+        dropout = None
+        if raw is not None:
+            # tokenizers holds dropout as an f32: a tiny value is 0.0 (no dropout)
+            try:
+                dropout = as_serde_f32(raw)
+            except ValueError as exc:
+                raise spec.fail("dropout", raw, f"not a finite number ({exc})") from exc
+            if not 0 <= dropout <= 1:
+                raise spec.fail("dropout", raw, "Dropout should be between 0 and 1, inclusive")
         vocab, vocab_r = read_vocab(spec)
         merges = read_merges(spec)
-        return cls(
+        model = cls(
             vocab,
             vocab_r,
             merges,
@@ -265,6 +271,13 @@ class BPE(Model):
             ignore_merges=bool(spec.boolean("ignore_merges", False, nullable=True)),
             where=spec.path,
         )
+        if dropout:
+            raise NotReproducibleError(
+                spec.at("dropout"),
+                raw,
+                "dropout makes encoding random; batchtok only reproduces deterministic files",
+            )
+        return model
 
 
 def _strip_prefix_bytes(token: str, n: int) -> str | None:
