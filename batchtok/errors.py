@@ -20,10 +20,10 @@ class TokenizerFileError(ValueError):
 
 
 class NotReproducibleError(TokenizerFileError):
-    """A file `tokenizers` reads, refused because batchtok cannot give the ids it gives (they
-    are random, or depend on what it leaves unspecified). Where tokenizers reads a component
-    by trying one struct after another, it keeps the struct this is raised for, so the next one
-    is not tried."""
+    """A file `tokenizers` reads without a serde error, refused because batchtok cannot give
+    what it gives: ids at random or as its hash order picks, or a panic. Where tokenizers reads
+    a component by trying one struct after another, it stops at the struct this is raised for,
+    so no later one is tried."""
 
 
 class EncodeError(ValueError):

@@ -11,7 +11,7 @@ import heapq
 from ..errors import EncodeError, NotReproducibleError, TokenizerFileError
 from ..utils.json_numbers import as_serde_f32
 from ..utils.spec import Spec
-from .base import Model, read_vocab
+from .base import Model, read_vocab, refuse_shared_ids
 from .bpe_boundary import CharCut
 
 # Words longer than this (in symbols) merge with a heap: O(n log n) instead of O(n^2).
@@ -65,22 +65,10 @@ class BPE(Model):
                 raise TokenizerFileError(
                     f"{where}.merges[{rank}]", [a, b], f"token {missing!r} is not in the vocab"
                 )
-            if prefix_bytes:
-                tail = _strip_prefix_bytes(b, prefix_bytes)
-                if tail is None:
-                    raise TokenizerFileError(
-                        f"{where}.merges[{rank}]",
-                        [a, b],
-                        "right token is shorter than continuing_subword_prefix",
-                    )
-                new = a + tail
-            else:
-                new = a + b
-            id_new = vocab.get(new)
+            new = _strip_prefix_bytes(b, prefix_bytes) if prefix_bytes else b
+            id_new = None if new is None else vocab.get(a + new)
             if id_new is None:
-                raise TokenizerFileError(
-                    f"{where}.merges[{rank}]", [a, b], f"merged token {new!r} is not in the vocab"
-                )
+                _refuse_merge(f"{where}.merges[{rank}]", a, b, prefix_bytes, vocab)
             pairs[id_a * stride + id_b] = rank << 32 | id_new
         self._byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
         self._char_cut = CharCut.for_model(self)
@@ -271,6 +259,7 @@ class BPE(Model):
             ignore_merges=bool(spec.boolean("ignore_merges", False, nullable=True)),
             where=spec.path,
         )
+        refuse_shared_ids(spec, vocab, vocab_r)
         if dropout:
             raise NotReproducibleError(
                 spec.at("dropout"),
@@ -278,6 +267,28 @@ class BPE(Model):
                 "dropout makes encoding random; batchtok only reproduces deterministic files",
             )
         return model
+
+
+def _refuse_merge(where: str, a: str, b: str, prefix_bytes: int, vocab: dict[str, int]) -> None:
+    """Refuse the merge of ``a`` and ``b`` (both in the vocab) whose merged token is not, as
+    tokenizers' ``BpeBuilder::build`` fails: it writes the merged bytes into a buffer as long
+    as the longest token and panics when they do not fit (``b`` shorter than the prefix, or
+    the merge longer than any token); otherwise the lookup fails, also for bytes cut inside a
+    char (they match no token). Only the lookup is an error an untagged reading falls past."""
+    size = len(a.encode("utf-8")) + len(b.encode("utf-8")) - prefix_bytes
+    if len(b.encode("utf-8")) < prefix_bytes:
+        raise NotReproducibleError(
+            where,
+            [a, b],
+            "right token is shorter than continuing_subword_prefix (tokenizers panics)",
+        )
+    if size > max(len(token.encode("utf-8")) for token in vocab):
+        raise NotReproducibleError(
+            where, [a, b], "merged token longer than any vocab token (tokenizers panics)"
+        )
+    tail = _strip_prefix_bytes(b, prefix_bytes)
+    merged = repr(a + tail) if tail is not None else "(cut inside a char)"
+    raise TokenizerFileError(where, [a, b], f"merged token {merged} is not in the vocab")
 
 
 def _strip_prefix_bytes(token: str, n: int) -> str | None:
