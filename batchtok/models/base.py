@@ -39,15 +39,14 @@ def read_vocab(spec: Spec, key: str = "vocab") -> tuple[dict[str, int], dict[int
         raise spec.fail(key, vocab, "expected an object mapping token -> id")
     # The common case checked a whole column at a time (a Python loop costs ~0.1 s on 128k
     # entries); anything odd goes through the loop below for its exact error.
-    vocab_r = dict(zip(vocab.values(), vocab.keys()))
-    if set(map(type, vocab_r)) <= {int} and (
-        not vocab_r or (min(vocab_r) >= 0 and max(vocab_r) <= U32_MAX)
-    ):
-        return vocab, vocab_r
-    for token, token_id in vocab.items():
-        if not is_u32(token_id):
-            raise spec.fail(key, {token: token_id}, "token id must be an unsigned 32-bit integer")
-    return vocab, vocab_r
+    ids = vocab.values()
+    if not (set(map(type, ids)) <= {int} and (not ids or (min(ids) >= 0 and max(ids) <= U32_MAX))):
+        for token, token_id in vocab.items():
+            if not is_u32(token_id):
+                raise spec.fail(
+                    key, {token: token_id}, "token id must be an unsigned 32-bit integer"
+                )
+    return vocab, dict(zip(ids, vocab.keys()))
 
 
 def refuse_shared_ids(
