@@ -19,6 +19,13 @@ class TokenizerFileError(ValueError):
         super().__init__(f"{self.path}: {reason} (value: {_abbreviate(value)})")
 
 
+class NotReproducibleError(TokenizerFileError):
+    """A file `tokenizers` reads without a serde error, refused because batchtok cannot give
+    what it gives: ids at random or as its hash order picks, or a panic. Where tokenizers reads
+    a component by trying one struct after another, it stops at the struct this is raised for,
+    so no later one is tried."""
+
+
 class EncodeError(ValueError):
     """Raised at encode time where `tokenizers` raises too (for example an unk token absent
     from the vocabulary, needed by this input)."""

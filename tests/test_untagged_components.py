@@ -62,8 +62,9 @@ FIELDS = {
         "Strip": {"content": " ", "start": 1, "stop": 0},
     },
 }
-# beside every variant's own name: none, unknown ones, and tags of other wrappers
-OTHER_TYPES = [None, "Bogus", "Bert", "Delimiter", "BPE", 7]
+# beside every variant's own name (also as serde's {"Name": null} spelling of a unit variant,
+# which tokenizers reads as the name): none, unknown ones, and tags of other wrappers
+OTHER_TYPES = [None, "Bogus", "Bert", "Delimiter", "BPE", 7, {"Bogus": None}, {"Bert": {}}]
 
 
 def _type_read(tok: tokenizers.Tokenizer, key: str) -> str:
@@ -74,7 +75,7 @@ def _type_read(tok: tokenizers.Tokenizer, key: str) -> str:
 def test_every_variants_fields_under_every_type(key):
     variants = FIELDS[key]
     for fields_of, fields in variants.items():
-        for kind in [*OTHER_TYPES, *variants]:
+        for kind in [*OTHER_TYPES, *variants, *({name: None} for name in variants)]:
             component = dict(fields) if kind is None else {"type": kind, **fields}
             text = json.dumps(dict(BASE, **{key: component}))
             theirs = outcome(lambda text=text: tokenizers.Tokenizer.from_str(text))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import TokenizerFileError
+from ..errors import NotReproducibleError
 from ..utils.spec import U32_MAX, Spec, is_u32
 
 
@@ -32,28 +32,38 @@ class Model:
 
 
 def read_vocab(spec: Spec, key: str = "vocab") -> tuple[dict[str, int], dict[int, str]]:
+    """The token -> id map at ``key`` and its inverse, refused where tokenizers refuses it. An
+    id used twice is kept (the later token in ``vocab_r``) for :func:`refuse_shared_ids`."""
     vocab = spec.raw(key)
     if not isinstance(vocab, dict):
         raise spec.fail(key, vocab, "expected an object mapping token -> id")
     # The common case checked a whole column at a time (a Python loop costs ~0.1 s on 128k
     # entries); anything odd goes through the loop below for its exact error.
-    vocab_r = dict(zip(vocab.values(), vocab.keys()))
-    if (
-        len(vocab_r) == len(vocab)
-        and set(map(type, vocab_r)) <= {int}
-        and (not vocab_r or (min(vocab_r) >= 0 and max(vocab_r) <= U32_MAX))
-    ):
-        return vocab, vocab_r
-    vocab_r = {}
+    ids = vocab.values()
+    if not (set(map(type, ids)) <= {int} and (not ids or (min(ids) >= 0 and max(ids) <= U32_MAX))):
+        for token, token_id in vocab.items():
+            if not is_u32(token_id):
+                raise spec.fail(
+                    key, {token: token_id}, "token id must be an unsigned 32-bit integer"
+                )
+    return vocab, dict(zip(ids, vocab.keys()))
+
+
+def refuse_shared_ids(
+    spec: Spec, vocab: dict[str, int], vocab_r: dict[int, str], key: str = "vocab"
+) -> None:
+    """Refuse a vocab (from :func:`read_vocab`) that gives one id to two tokens: tokenizers
+    reads it, but which token the id decodes to is its hash order's choice. Called once every
+    check of tokenizers' own has passed, so that the refusal is only ever of a model it reads
+    (:class:`NotReproducibleError`)."""
+    if len(vocab_r) == len(vocab):
+        return
+    first: dict[int, str] = {}
     for token, token_id in vocab.items():
-        if not is_u32(token_id):
-            raise spec.fail(key, {token: token_id}, "token id must be an unsigned 32-bit integer")
-        other = vocab_r.get(token_id)
-        if other is not None:
-            raise TokenizerFileError(
+        other = first.setdefault(token_id, token)
+        if other != token:
+            raise NotReproducibleError(
                 spec.at(key),
                 {other: token_id, token: token_id},
                 "vocab id used twice; which token wins is unspecified in tokenizers",
             )
-        vocab_r[token_id] = token
-    return vocab, vocab_r

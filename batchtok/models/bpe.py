@@ -9,9 +9,10 @@ from __future__ import annotations
 import heapq
 from typing import NamedTuple
 
-from ..errors import EncodeError, TokenizerFileError
+from ..errors import EncodeError, NotReproducibleError, TokenizerFileError
+from ..utils.json_numbers import as_serde_f32
 from ..utils.spec import Spec
-from .base import Model, read_vocab
+from .base import Model, read_vocab, refuse_shared_ids
 from .bpe_boundary import CharCut
 
 # Words longer than this (in symbols) merge with a heap: O(n log n) instead of O(n^2).
@@ -76,22 +77,10 @@ class BPE(Model):
                 raise TokenizerFileError(
                     f"{where}.merges[{rank}]", [a, b], f"token {missing!r} is not in the vocab"
                 )
-            if prefix_bytes:
-                tail = _strip_prefix_bytes(b, prefix_bytes)
-                if tail is None:
-                    raise TokenizerFileError(
-                        f"{where}.merges[{rank}]",
-                        [a, b],
-                        "right token is shorter than continuing_subword_prefix",
-                    )
-                new = a + tail
-            else:
-                new = a + b
-            id_new = vocab.get(new)
+            new = _strip_prefix_bytes(b, prefix_bytes) if prefix_bytes else b
+            id_new = None if new is None else vocab.get(a + new)
             if id_new is None:
-                raise TokenizerFileError(
-                    f"{where}.merges[{rank}]", [a, b], f"merged token {new!r} is not in the vocab"
-                )
+                _refuse_merge(f"{where}.merges[{rank}]", a, b, prefix_bytes, vocab)
             pairs[id_a * stride + id_b] = rank << 32 | id_new
         self._byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
         self._char_cut = CharCut.for_model(self)
@@ -278,17 +267,22 @@ class BPE(Model):
 
     @classmethod
     def from_spec(cls, spec: Spec) -> BPE:
-        dropout = spec.number("dropout", None, nullable=True)
-        if dropout is not None and dropout != 0:
-            reason = (
-                "dropout makes encoding random; batchtok only reproduces deterministic files"
-                if 0 <= dropout <= 1
-                else "Dropout should be between 0 and 1, inclusive"
-            )
-            raise spec.fail("dropout", dropout, reason)
+        """A BPE model from its JSON object; ``vocab`` and ``merges`` are required, the rest
+        may be missing or null. A nonzero dropout is refused last, once every check
+        tokenizers makes has passed (:class:`NotReproducibleError`)."""
+        raw = spec.number("dropout", None, nullable=True)
+        dropout = None
+        if raw is not None:
+            # tokenizers holds dropout as an f32: a tiny value is 0.0 (no dropout)
+            try:
+                dropout = as_serde_f32(raw)
+            except ValueError as exc:
+                raise spec.fail("dropout", raw, f"not a finite number ({exc})") from exc
+            if not 0 <= dropout <= 1:
+                raise spec.fail("dropout", raw, "Dropout should be between 0 and 1, inclusive")
         vocab, vocab_r = read_vocab(spec)
         merges = read_merges(spec)
-        return cls(
+        model = cls(
             vocab,
             vocab_r,
             merges,
@@ -300,6 +294,36 @@ class BPE(Model):
             ignore_merges=bool(spec.boolean("ignore_merges", False, nullable=True)),
             where=spec.path,
         )
+        refuse_shared_ids(spec, vocab, vocab_r)
+        if dropout:
+            raise NotReproducibleError(
+                spec.at("dropout"),
+                raw,
+                "dropout makes encoding random; batchtok only reproduces deterministic files",
+            )
+        return model
+
+
+def _refuse_merge(where: str, a: str, b: str, prefix_bytes: int, vocab: dict[str, int]) -> None:
+    """Refuse the merge of ``a`` and ``b`` (both in the vocab) whose merged token is not, as
+    tokenizers' ``BpeBuilder::build`` fails: it writes the merged bytes into a buffer as long
+    as the longest token and panics when they do not fit (``b`` shorter than the prefix, or
+    the merge longer than any token); otherwise the lookup fails, also for bytes cut inside a
+    char (they match no token). Only the lookup is an error an untagged reading falls past."""
+    size = len(a.encode("utf-8")) + len(b.encode("utf-8")) - prefix_bytes
+    if len(b.encode("utf-8")) < prefix_bytes:
+        raise NotReproducibleError(
+            where,
+            [a, b],
+            "right token is shorter than continuing_subword_prefix (tokenizers panics)",
+        )
+    if size > max(len(token.encode("utf-8")) for token in vocab):
+        raise NotReproducibleError(
+            where, [a, b], "merged token longer than any vocab token (tokenizers panics)"
+        )
+    tail = _strip_prefix_bytes(b, prefix_bytes)
+    merged = repr(a + tail) if tail is not None else "(cut inside a char)"
+    raise TokenizerFileError(where, [a, b], f"merged token {merged} is not in the vocab")
 
 
 def _strip_prefix_bytes(token: str, n: int) -> str | None:

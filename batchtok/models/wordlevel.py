@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import EncodeError
 from ..utils.spec import Spec
-from .base import Model, read_vocab
+from .base import Model, read_vocab, refuse_shared_ids
 
 _MISSING_UNK = "WordLevel error: Missing [UNK] token from the vocabulary"
 
@@ -31,4 +31,6 @@ class WordLevel(Model):
     def from_spec(cls, spec: Spec) -> WordLevel:
         """A WordLevel model from its JSON object; ``vocab`` and ``unk_token`` are required."""
         vocab, vocab_r = read_vocab(spec)
-        return cls(vocab, vocab_r, spec.string("unk_token"))
+        model = cls(vocab, vocab_r, spec.string("unk_token"))
+        refuse_shared_ids(spec, vocab, vocab_r)
+        return model

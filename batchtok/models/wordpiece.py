@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import EncodeError
 from ..utils.spec import Spec, read_usize
-from .base import Model, read_vocab
+from .base import Model, read_vocab, refuse_shared_ids
 
 _MISSING_UNK = "WordPiece error: Missing [UNK] token from the vocabulary"
 
@@ -78,6 +78,7 @@ class WordPiece(Model):
         prefix = spec.string("continuing_subword_prefix")
         max_chars = read_usize(spec, "max_input_chars_per_word")
         vocab, vocab_r = read_vocab(spec)
+        refuse_shared_ids(spec, vocab, vocab_r)
         return cls(
             vocab,
             vocab_r,

@@ -10,6 +10,7 @@ one-ulp difference can flip a tie; batchtok therefore reproduces serde_json's ar
 from __future__ import annotations
 
 import math
+import struct
 
 # serde_json's POW10 table: the correctly rounded doubles 1e0 .. 1e308.
 _POW10 = [float(f"1e{i}") for i in range(309)]
@@ -140,3 +141,17 @@ def as_serde_float(value: float | int) -> float:
     if not math.isfinite(value):
         raise ValueError(f"not a finite number: {value!r}")
     return serde_float(repr(value))
+
+
+def as_serde_f32(value: float | int) -> float:
+    """``value`` (a number from Python's ``json``) as a serde ``f32`` field reads it: the f64
+    serde_json reads, rounded to the nearest f32 (Rust's ``as f32``: a tiny value becomes 0.0,
+    one past the f32 range infinity). Raises ValueError for non-finite input."""
+    try:
+        wide = as_serde_float(value)
+    except OverflowError:  # an integer literal past f64: serde_json reads it as infinite
+        return math.copysign(math.inf, value)
+    try:
+        return struct.unpack("<f", struct.pack("<f", wide))[0]
+    except OverflowError:
+        return math.copysign(math.inf, wide)

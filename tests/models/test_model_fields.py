@@ -55,6 +55,9 @@ REFUSED = [
     (without(GOOD_WL, "unk_token"), "model.unk_token", True),
     (without(GOOD_WL, "vocab"), "model.vocab", True),
     (dict(GOOD_WL, vocab=[["a", 0]]), "model.vocab", True),
+    # ids that are not even hashable (an object, an array) are refused like any non-id
+    (dict(GOOD_WL, vocab={"a": {"type": 1}}), "model.vocab", True),
+    (dict(GOOD_WL, vocab={"[UNK]": 0, "a": [1]}), "model.vocab", True),
     (without(GOOD_UG, "vocab"), "model.vocab", True),
     (dict(GOOD_UG, unk_id=2), "model.unk_id", True),
     (dict(GOOD_UG, unk_id=0, vocab=[]), "model.unk_id", True),

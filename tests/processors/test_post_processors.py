@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from batchtok import Tokenizer, TokenizerFileError
 from tests.support.adversarial import INTERESTING
+from tests.support.models import word_level_base
 from tests.support.oracle import (
     assert_agree,
     byte_level_base,
@@ -173,6 +174,42 @@ def test_single_template_using_b_is_refused():
         ref.encode("x")
     with pytest.raises(TokenizerFileError):
         Tokenizer.from_str(tj)
+
+
+def _everything(encoding) -> tuple:
+    return (
+        encoding.ids,
+        encoding.tokens,
+        encoding.type_ids,
+        encoding.special_tokens_mask,
+        encoding.attention_mask,
+        encoding.sequence_ids,
+        [(o.ids, o.tokens, o.type_ids) for o in encoding.overflowing],
+    )
+
+
+@pytest.mark.parametrize(
+    ("ids", "tokens"), [([], ["[CLS]"]), ([1, 1], ["[CLS]"]), ([1], []), ([1, 2, 3], ["x", "y"])]
+)
+def test_a_special_token_with_more_or_fewer_tokens_than_ids_lays_out_each_list(ids, tokens):
+    """tokenizers' derived reader of a special token does not compare the lengths of its ids
+    and tokens (only its constructor does); each list goes into the encoding as it is, so the
+    tokens are off from the ids after it, through padding, truncation and its windows alike."""
+    base = word_level_base(["[CLS]", "[SEP]", "a", "b"])
+    specials = {"[CLS]": {"id": "[CLS]", "ids": ids, "tokens": tokens}}
+    single = [("[CLS]", 0), ("A", 0), ("[CLS]", 1)]
+    pair = [("[CLS]", 0), ("A", 0), ("B", 1), ("[CLS]", 1)]
+    pp = template(single, pair, special_tokens=specials)
+    text = with_changes(base, pre_tokenizer={"type": "WhitespaceSplit"}, post_processor=pp)
+    ours, ref = pair_from_json(text)
+    for padding, truncation in [(None, None), ({"length": 9}, {"max_length": 5})]:
+        for tok in (ours, ref):
+            tok.enable_padding(**padding) if padding else tok.no_padding()
+            tok.enable_truncation(**truncation) if truncation else tok.no_truncation()
+        for args in [("a b a b a",), ("a b a b", "b a b")]:
+            for add in (True, False):
+                want = _everything(ref.encode(*args, add_special_tokens=add))
+                assert _everything(ours.encode(*args, add_special_tokens=add)) == want, args
 
 
 # ---------------------------------------------------------------------------------------------

@@ -42,6 +42,9 @@ TYPES = [
     "Sequence",
     None,
     "Bogus",
+    # serde's spelling of a unit variant, which tokenizers reads as the name
+    {"ByteLevel": None},
+    {"Sequence": None},
 ]
 SETS = [(name,) for name in FIELDS] + list(itertools.combinations(FIELDS, 2))
 
