@@ -39,7 +39,7 @@ from .inputs import InputFile
 from .job import Job
 from .output import full_read_ok, output_path_prefix, read_metadata, shard_row_groups
 from .output import output_path as format_output_path
-from .store import OutPath, S3Path, as_path
+from .store import FILES, OutPath, S3Path, as_path
 from .token_stats import TokenStats
 
 MB = 1_000_000
@@ -262,25 +262,12 @@ def derived_keys(state: FileState) -> list[str] | None:
     try:
         if state.format == "parquet":
             doc, _ = read_metadata(state.output)
-        elif isinstance(state.output, S3Path):
-            prefix = output_path_prefix(out, state.format)
-            doc = read_sidecar(prefix, _object_text, _object_size).get("provenance") or {}
         else:
-            doc = read_sidecar(output_path_prefix(out, state.format)).get("provenance") or {}
+            prefix = output_path_prefix(out, state.format)
+            doc = read_sidecar(prefix, FILES).get("provenance") or {}
         return [s.get("key") for s in doc.get("shards") or []]
     except (OSError, pa.ArrowException, ValueError, AttributeError):
         return None
-
-
-def _object_text(uri: str) -> str:
-    return S3Path.parse(uri).read_text()
-
-
-def _object_size(uri: str) -> int:
-    found = S3Path.parse(uri).head()
-    if found is None:
-        raise FileNotFoundError(uri)
-    return int(found["ContentLength"])
 
 
 def _resolve_derived(state: FileState, verify: bool, remembered: dict[str, Any]) -> None:
