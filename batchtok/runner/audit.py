@@ -28,7 +28,9 @@ size give the same rows. The text comes from the inputs, read by the runner's ow
   last one sampled is encoded; each sampled window is compared up to the first token of the
   next document, so a wrong length anywhere shows as a mismatch, never as a skip.
 
-Nothing is written: outputs and inputs are only read.
+Nothing is written: outputs and inputs are only read, local or in object storage, through the
+runner's own readers (:mod:`.store` for outputs: ``readable`` for Parquet, ``FILES`` for a
+trainer format's files; :func:`batchtok.runner.inputs.open_source` for inputs).
 """
 
 from __future__ import annotations

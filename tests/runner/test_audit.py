@@ -1,8 +1,9 @@
 """``batchtok audit``: a finished job's ids compared with `tokenizers`' on a sample, in every
 output format. A clean output passes; one id changed in the written file is found with its
 file, row and position; the sample is the seed's; the job's pairs and truncation are the
-oracle's too; without `tokenizers` the command refuses in one line naming the extra; and the
-text-file mode finds a wrong id batchtok gave."""
+oracle's too; without `tokenizers` the command refuses in one line naming the extra; the
+text-file mode finds a wrong id batchtok gave; and a job reading from and writing to S3 is
+audited as a local one is."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -97,6 +99,18 @@ def _plant_in_parquet(path: Path, row: int, position: int) -> tuple[int, int]:
     os.replace(str(path) + ".tmp", path)
     assert old >= 0
     return old, new
+
+
+def _flip_a_byte_of_the_ids(path: Path) -> None:
+    """Flip one byte in the middle of the ids column's first page (its checksum now fails)."""
+    group = pq.read_metadata(path).row_group(0)
+    columns = [group.column(i) for i in range(group.num_columns)]
+    (column,) = [c for c in columns if c.path_in_schema.startswith("input_ids")]
+    with open(path, "r+b") as f:
+        f.seek(column.data_page_offset + column.total_compressed_size // 2)
+        byte = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([byte[0] ^ 0x5A]))
 
 
 def _plant_in_bytes(path: Path, token: int, itemsize: int = 2) -> tuple[int, int]:
@@ -196,14 +210,7 @@ def test_a_flipped_byte_in_a_parquet_output_is_a_failure_naming_its_row_group(
 ) -> None:
     _inputs(tmp_path)
     job = _run(tmp_path, output__compression="none")
-    path = tmp_path / "out" / "b.parquet"
-    column = pq.read_metadata(path).row_group(0).column(2)  # id, text, ids, count
-    assert column.path_in_schema.startswith("input_ids")
-    with open(path, "r+b") as f:
-        f.seek(column.data_page_offset + column.total_compressed_size // 2)
-        byte = f.read(1)
-        f.seek(-1, os.SEEK_CUR)
-        f.write(bytes([byte[0] ^ 0x5A]))
+    _flip_a_byte_of_the_ids(tmp_path / "out" / "b.parquet")
     code, output = _audit(job, "--sample", ALL)
     assert code == 1
     assert "b.parquet row group 0 does not read back whole" in output, output
@@ -361,9 +368,10 @@ def endpoint() -> Iterator[str]:
 
 
 def _plant_in_object(
-    endpoint: str, name: str, key: str, tmp: Path, plant: Callable[[Path], tuple[int, int]]
-) -> tuple[int, int]:
-    """Rewrite the object ``key`` of bucket ``name`` by ``plant`` applied to a local copy."""
+    endpoint: str, name: str, key: str, tmp: Path, plant: Callable[[Path], Any]
+) -> Any:
+    """Rewrite the object ``key`` of bucket ``name`` by ``plant`` applied to a local copy;
+    what ``plant`` returns."""
     s3 = s3_client(endpoint)
     local = tmp / key.replace("/", "_")
     local.write_bytes(s3.get_object(Bucket=name, Key=key)["Body"].read())
@@ -431,3 +439,10 @@ def test_a_job_read_from_and_written_to_s3_passes_and_a_planted_wrong_id_is_foun
     assert where in mismatches[0] and f"position {position}:" in mismatches[0]
     assert f"written {new} " in mismatches[0] and f"tokenizers {old} " in mismatches[0]
     assert "rows checked: 115, rows equal: 114" in output
+
+    if format == "parquet":  # a flipped byte fails its page checksum, read from S3 too
+        _plant_in_object(endpoint, name, "tokens/b.parquet", tmp_path, _flip_a_byte_of_the_ids)
+        code, output = _audit(job, "--sample", ALL)
+        assert code == 1
+        assert f"s3://{name}/tokens/b.parquet row group 0 does not read back whole" in output
+        assert "CRC checksum verification failed" in output, output
