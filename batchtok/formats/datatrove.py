@@ -179,11 +179,11 @@ def document_lengths(
     return info, lengths()
 
 
-def read_info(path: str, token_size: int | None = None) -> DatatroveInfo:
+def read_info(path: str, token_size: int | None = None, files: FileAccess = LOCAL) -> DatatroveInfo:
     """Validate ``path`` (a ``.ds``), its ``.index`` and ``.metadata`` (the token size comes
     from it unless given) and say what they hold; :class:`FormatError` naming the file and
     the problem otherwise."""
-    info, lengths = document_lengths(path, token_size)
+    info, lengths = document_lengths(path, token_size, files)
     for _ in lengths:
         pass
     return info

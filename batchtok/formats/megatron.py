@@ -242,10 +242,10 @@ def document_lengths(prefix: str, files: FileAccess = LOCAL) -> tuple[MegatronIn
     return info, lengths()
 
 
-def read_info(prefix: str) -> MegatronInfo:
+def read_info(prefix: str, files: FileAccess = LOCAL) -> MegatronInfo:
     """Validate ``PREFIX.idx`` against ``PREFIX.bin`` (a streaming pass over the index) and
     say what they hold; :class:`FormatError` naming the file and the problem otherwise."""
-    info, lengths = document_lengths(prefix)
+    info, lengths = document_lengths(prefix, files)
     return MegatronInfo(info.dtype, info.sequences, info.documents, sum(lengths))
 
 
