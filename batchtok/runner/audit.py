@@ -68,6 +68,7 @@ DEFAULT_SEED = 0
 EXTRA = "pip install 'batchtok[audit]'"
 BATCH_ROWS = 2048  # input rows read (and encoded) at a time
 MISMATCHES_KEPT = 100  # listed in the report; the rest are counted
+READ_AHEAD = 1 << 16  # bytes of a trainer format's data file read at a time, at least
 
 
 def import_oracle() -> Any:
@@ -457,7 +458,8 @@ def _group_of(starts: Sequence[int], row: int) -> int:
 class DataFile:
     """A trainer format's data file (Megatron ``.bin``, datatrove ``.ds``), local or in object
     storage: its tokens by offset. Open until :meth:`close` (an object is opened once, not
-    once a read)."""
+    once a read); reads come in offset order, so each one reads ahead :data:`READ_AHEAD`
+    bytes (one request to object storage serves the documents sampled close together)."""
 
     def __init__(self, path: str, dtype: str) -> None:
         self.path = path
@@ -465,13 +467,21 @@ class DataFile:
         self.itemsize = array(self.typecode).itemsize
         self.total = store.size_of(path) // self.itemsize
         self.file = store.open_binary(path)
+        self.buffer, self.buffer_at = b"", 0  # bytes read ahead, from byte buffer_at
 
     def close(self) -> None:
         self.file.close()
 
+    def _bytes(self, first: int, size: int) -> bytes:
+        """Bytes ``[first, first + size)`` of the file (fewer at its end)."""
+        at = first - self.buffer_at
+        if not (0 <= at and first + size <= self.buffer_at + len(self.buffer)):
+            self.file.seek(first)
+            self.buffer, self.buffer_at, at = self.file.read(max(size, READ_AHEAD)), first, 0
+        return self.buffer[at : at + size]
+
     def read(self, start: int, length: int) -> list[int]:
-        self.file.seek(start * self.itemsize)
-        raw = self.file.read(max(0, length) * self.itemsize)
+        raw = self._bytes(start * self.itemsize, max(0, length) * self.itemsize)
         values = array(self.typecode)
         values.frombytes(raw[: len(raw) - len(raw) % self.itemsize])
         if sys.byteorder != "little":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import struct
 import subprocess
@@ -446,3 +447,22 @@ def test_a_job_read_from_and_written_to_s3_passes_and_a_planted_wrong_id_is_foun
         assert code == 1
         assert f"s3://{name}/tokens/b.parquet row group 0 does not read back whole" in output
         assert "CRC checksum verification failed" in output, output
+
+
+def test_a_data_file_reads_every_span_right_across_its_read_ahead(tmp_path: Path) -> None:
+    """Spans in order and out of it, inside, across and past the read-ahead buffer and the
+    file's end, against the values the file was written with."""
+    rng = random.Random(7)
+    values = [rng.randrange(65536) for _ in range(100_000)]
+    path = tmp_path / "a.bin"
+    path.write_bytes(struct.pack(f"<{len(values)}H", *values))
+    step = audit_module.READ_AHEAD // 2  # a buffer holds this many 2-byte tokens
+    spans = [(0, 5), (3, 10), (step - 2, 4), (step + 1, 3 * step), (50, 7), (99_990, 20)]
+    spans += [(rng.randrange(100_000), rng.randrange(3000)) for _ in range(40)]
+    data = audit_module.DataFile(str(path), "uint16")
+    try:
+        assert data.total == len(values)
+        for start, length in spans:
+            assert data.read(start, length) == values[start : start + length], (start, length)
+    finally:
+        data.close()
