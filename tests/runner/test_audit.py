@@ -392,13 +392,16 @@ def test_a_job_read_from_and_written_to_s3_passes_and_a_planted_wrong_id_is_foun
     lines = [json.dumps({"text": t}) for t in rows["b"]]
     (local_in / "b.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     name = f"audit-{format}"
-    upload_tree(bucket(endpoint, name), local_in, f"{name}/corpus")
+    fs = bucket(endpoint, name)
+    upload_tree(fs, local_in, f"{name}/corpus")
+    upload_tree(fs, GPT2.parent, f"{name}/tokenizer")  # the oracle loads it from S3 too
     shutil.rmtree(local_in)  # the text is in the bucket only
     eos = format != "parquet"
     job = basic_job(
         tmp_path,
         input__paths=[f"s3://{name}/corpus/"],
         output__dir=f"s3://{name}/tokens/",
+        tokenizer__path=f"s3://{name}/tokenizer/tokenizer.json",
         storage__endpoint=endpoint,
         output__format=format,
         output__append_eos=eos,
