@@ -38,6 +38,8 @@ from typing import Any
 
 from .files import (
     CHUNK,
+    LOCAL,
+    FileAccess,
     FormatError,
     TokenFileWriter,
     file_size,
@@ -118,12 +120,11 @@ class DatatroveInfo:
     tokenizer: str  # from the metadata; "" without one
 
 
-def _metadata(path: str) -> tuple[str, int | None, int | None]:
+def _metadata(path: str, files: FileAccess = LOCAL) -> tuple[str, int | None, int | None]:
     """(tokenizer, token size, token count) from ``path.metadata``; Nones if it is absent."""
     meta = path + ".metadata"
     try:
-        with open(meta, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+        lines = files.read_text(meta).splitlines()
     except FileNotFoundError:
         return "", None, None
     try:
@@ -134,24 +135,25 @@ def _metadata(path: str) -> tuple[str, int | None, int | None]:
 
 
 def document_lengths(
-    path: str, token_size: int | None = None
+    path: str, token_size: int | None = None, files: FileAccess = LOCAL
 ) -> tuple[DatatroveInfo, Iterator[int]]:
     """The file set's info (sizes checked) and each document's token count, the index
-    validated while it streams (:class:`FormatError` where it does not hold)."""
-    tokenizer, meta_size, meta_tokens = _metadata(path)
+    validated while it streams (:class:`FormatError` where it does not hold). ``files``:
+    where the set is not local files."""
+    tokenizer, meta_size, meta_tokens = _metadata(path, files)
     size = token_size or meta_size
     if size is None:
         raise FormatError(path, "no .metadata file to give the token size: pass token_size")
     if size not in DTYPES:
         raise FormatError(path + ".metadata", f"token size {size}, expected 2 or 4")
-    data_size = file_size(path)
+    data_size = file_size(path, files)
     if data_size % size:
         raise FormatError(path, f"{data_size} bytes, not a whole number of {size}-byte tokens")
     tokens = data_size // size
     if meta_tokens is not None and meta_tokens != tokens:
         raise FormatError(path, f"{tokens} tokens, but its .metadata says {meta_tokens}")
     index = path + ".index"
-    index_size = file_size(index)
+    index_size = file_size(index, files)
     if index_size % 8:
         raise FormatError(index, f"{index_size} bytes, not a whole number of 8-byte ends")
     documents = index_size // 8
@@ -159,7 +161,7 @@ def document_lengths(
 
     def lengths() -> Iterator[int]:
         done = 0
-        with open(index, "rb") as f:
+        with files.open(index) as f:
             for start in range(0, documents, CHUNK):
                 ends = read_array(f, "Q", min(CHUNK, documents - start), index, "ends")
                 for i, end in enumerate(ends, start):
@@ -177,11 +179,11 @@ def document_lengths(
     return info, lengths()
 
 
-def read_info(path: str, token_size: int | None = None) -> DatatroveInfo:
+def read_info(path: str, token_size: int | None = None, files: FileAccess = LOCAL) -> DatatroveInfo:
     """Validate ``path`` (a ``.ds``), its ``.index`` and ``.metadata`` (the token size comes
     from it unless given) and say what they hold; :class:`FormatError` naming the file and
     the problem otherwise."""
-    info, lengths = document_lengths(path, token_size)
+    info, lengths = document_lengths(path, token_size, files)
     for _ in lengths:
         pass
     return info

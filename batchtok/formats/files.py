@@ -33,6 +33,7 @@ import sys
 import tempfile
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, BinaryIO
 
@@ -143,9 +144,30 @@ def read_array(f: BinaryIO, typecode: str, count: int, path: str, what: str) -> 
     return out
 
 
-def file_size(path: str) -> int:
+def _open_local(path: str) -> BinaryIO:
+    return open(path, "rb")
+
+
+@dataclass(frozen=True)
+class FileAccess:
+    """How a reader opens and sizes a format's files: local files by default; the runner
+    passes its own for files in object storage. ``open`` gives a seekable binary file, and
+    both raise FileNotFoundError for a file that is not there."""
+
+    open: Callable[[str], BinaryIO] = _open_local
+    size: Callable[[str], int] = os.path.getsize
+
+    def read_text(self, path: str) -> str:
+        with self.open(path) as f:
+            return f.read().decode("utf-8")
+
+
+LOCAL = FileAccess()
+
+
+def file_size(path: str, files: FileAccess = LOCAL) -> int:
     try:
-        return os.path.getsize(path)
+        return files.size(path)
     except FileNotFoundError:
         raise FormatError(path, "missing") from None
 
@@ -335,41 +357,24 @@ def publish(staged: Sequence[tuple[str, str]]) -> None:
         fsync_dir(directory)
 
 
-def _read_local(path: str) -> str:
-    with open(path, encoding="utf-8") as f:
-        return f.read()
-
-
-def _size(size_of: Callable[[str], int], path: str) -> int:
-    try:
-        return size_of(path)
-    except FileNotFoundError:
-        raise FormatError(path, "missing") from None
-
-
-def read_sidecar(
-    dest: str,
-    read_text: Callable[[str], str] = _read_local,
-    size_of: Callable[[str], int] | None = None,
-) -> dict[str, Any]:
+def read_sidecar(dest: str, files: FileAccess = LOCAL) -> dict[str, Any]:
     """The whole sidecar document of the file set named ``dest`` (Megatron's prefix, or the
     ``.ds`` path); FormatError if it is missing, not JSON, or describes files of other sizes
-    than those present (the set was replaced by something else). ``read_text`` and
-    ``size_of`` read a file and its size (FileNotFoundError if missing) where they are not
-    local files."""
+    than those present (the set was replaced by something else). ``files`` reads them where
+    they are not local files."""
     path = dest + SIDECAR
     try:
-        doc = json.loads(read_text(path))
+        doc = json.loads(files.read_text(path))
     except FileNotFoundError:
         raise FormatError(path, "missing") from None
     except ValueError as exc:
         raise FormatError(path, f"not JSON: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("files"), dict):
         raise FormatError(path, "not a batchtok sidecar (no 'files' object)")
-    directory = dest.rpartition("/")[0] if size_of is not None else os.path.dirname(dest)
+    directory = os.path.dirname(dest) if files is LOCAL else dest.rpartition("/")[0]
     for name, size in doc["files"].items():
         where = os.path.join(directory, name)
-        actual = file_size(where) if size_of is None else _size(size_of, where)
+        actual = file_size(where, files)
         if actual != size:
             raise FormatError(path, f"describes {name} as {size} bytes, but it has {actual}")
     return doc

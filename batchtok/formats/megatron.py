@@ -42,6 +42,8 @@ from typing import Any
 
 from .files import (
     CHUNK,
+    LOCAL,
+    FileAccess,
     FormatError,
     TokenFileWriter,
     file_size,
@@ -141,10 +143,10 @@ def idx_path(prefix: str) -> str:
     return prefix + ".idx"
 
 
-def _header(path: str) -> tuple[int, int, int]:
+def _header(path: str, files: FileAccess = LOCAL) -> tuple[int, int, int]:
     """(dtype code, S, D) of the ``.idx`` at ``path``, its size checked against them."""
-    size = file_size(path)
-    with open(path, "rb") as f:
+    size = file_size(path, files)
+    with files.open(path) as f:
         raw = f.read(HEADER.size)
     if len(raw) < HEADER.size:
         raise FormatError(path, f"truncated: {size} bytes, shorter than the 34-byte header")
@@ -173,12 +175,13 @@ def _header(path: str) -> tuple[int, int, int]:
     return code, sequences, documents
 
 
-def document_lengths(prefix: str) -> tuple[MegatronInfo, Iterator[int]]:
+def document_lengths(prefix: str, files: FileAccess = LOCAL) -> tuple[MegatronInfo, Iterator[int]]:
     """The index's info (its ``tokens`` left 0) and each document's token count, the index
     validated while it streams and its token total checked against the .bin when the stream
-    ends (:class:`FormatError` where either does not hold)."""
+    ends (:class:`FormatError` where either does not hold). ``files``: where the pair is not
+    local files."""
     path = idx_path(prefix)
-    code, sequences, documents = _header(path)
+    code, sequences, documents = _header(path, files)
     itemsize = DTYPES[code][2]
     info = MegatronInfo(DTYPES[code][0], sequences, documents - 1, 0)
 
@@ -201,7 +204,7 @@ def document_lengths(prefix: str) -> tuple[MegatronInfo, Iterator[int]]:
             yield lengths
 
     def lengths() -> Iterator[int]:
-        with open(path, "rb") as f_len, open(path, "rb") as f_ptr, open(path, "rb") as f_doc:
+        with files.open(path) as f_len, files.open(path) as f_ptr, files.open(path) as f_doc:
             f_len.seek(HEADER.size)
             f_ptr.seek(HEADER.size + 4 * sequences)
             f_doc.seek(HEADER.size + 12 * sequences)
@@ -228,20 +231,21 @@ def document_lengths(prefix: str) -> tuple[MegatronInfo, Iterator[int]]:
             if previous != sequences:
                 raise FormatError(path, f"the last document index is {previous}, not {sequences}")
         data = bin_path(prefix)
-        if file_size(data) != tokens * itemsize:
+        data_size = file_size(data, files)
+        if data_size != tokens * itemsize:
             raise FormatError(
                 data,
-                f"{file_size(data)} bytes, but its index describes {tokens} tokens of "
+                f"{data_size} bytes, but its index describes {tokens} tokens of "
                 f"{itemsize} bytes ({tokens * itemsize} bytes)",
             )
 
     return info, lengths()
 
 
-def read_info(prefix: str) -> MegatronInfo:
+def read_info(prefix: str, files: FileAccess = LOCAL) -> MegatronInfo:
     """Validate ``PREFIX.idx`` against ``PREFIX.bin`` (a streaming pass over the index) and
     say what they hold; :class:`FormatError` naming the file and the problem otherwise."""
-    info, lengths = document_lengths(prefix)
+    info, lengths = document_lengths(prefix, files)
     return MegatronInfo(info.dtype, info.sequences, info.documents, sum(lengths))
 
 

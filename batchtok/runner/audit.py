@@ -28,11 +28,14 @@ size give the same rows. The text comes from the inputs, read by the runner's ow
   last one sampled is encoded; each sampled window is compared up to the first token of the
   next document, so a wrong length anywhere shows as a mismatch, never as a skip.
 
-Nothing is written: outputs and inputs are only read.
+Nothing is written: outputs and inputs are only read, local or in object storage, through the
+runner's own readers (:mod:`.store` for outputs: ``readable`` for Parquet, ``FILES`` for a
+trainer format's files; :func:`batchtok.runner.inputs.open_source` for inputs).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import sys
@@ -49,6 +52,7 @@ import pyarrow.parquet as pq
 from batchtok.formats.files import FormatError, read_sidecar
 
 from . import exit_codes as codes
+from . import store
 from .encode import Encoder, TokenizerFacts, applied_truncation, described_options, eos_id
 from .errors import OracleMissing, RunnerError
 from .inputs import InputFile, open_source
@@ -64,6 +68,7 @@ DEFAULT_SEED = 0
 EXTRA = "pip install 'batchtok[audit]'"
 BATCH_ROWS = 2048  # input rows read (and encoded) at a time
 MISMATCHES_KEPT = 100  # listed in the report; the rest are counted
+READ_AHEAD = 1 << 16  # bytes of a trainer format's data file read at a time, at least
 
 
 def import_oracle() -> Any:
@@ -389,7 +394,7 @@ class ParquetRows:
         self.path = path
         self.columns = [ids_column, count_column]
         self.problems = problems
-        self.file = pq.ParquetFile(path, page_checksum_verification=PAGE_CHECKSUMS)
+        self.file = pq.ParquetFile(store.readable(path), page_checksum_verification=PAGE_CHECKSUMS)
         meta = self.file.metadata
         self.starts = list(
             accumulate((meta.row_group(i).num_rows for i in range(meta.num_row_groups)), initial=0)
@@ -411,7 +416,7 @@ class ParquetRows:
         except (OSError, pa.ArrowException) as exc:
             problem = f"{self.path} row group {i} does not read back whole ({exc})"
         try:
-            unchecked = pq.ParquetFile(self.path, page_checksum_verification=False)
+            unchecked = pq.ParquetFile(store.readable(self.path), page_checksum_verification=False)
             table = unchecked.read_row_group(i, columns=self.columns, use_threads=False)
         except (OSError, pa.ArrowException) as exc:
             self.problems.append(f"{problem}; nor without page checksums ({exc})")
@@ -451,19 +456,32 @@ def _group_of(starts: Sequence[int], row: int) -> int:
 
 
 class DataFile:
-    """A trainer format's data file (Megatron ``.bin``, datatrove ``.ds``): its tokens by
-    offset."""
+    """A trainer format's data file (Megatron ``.bin``, datatrove ``.ds``), local or in object
+    storage: its tokens by offset. Open until :meth:`close` (an object is opened once, not
+    once a read); reads come in offset order, so each one reads ahead :data:`READ_AHEAD`
+    bytes (one request to object storage serves the documents sampled close together)."""
 
     def __init__(self, path: str, dtype: str) -> None:
         self.path = path
         self.typecode = TYPECODES[dtype]
         self.itemsize = array(self.typecode).itemsize
-        self.total = os.path.getsize(path) // self.itemsize
+        self.total = store.size_of(path) // self.itemsize
+        self.file = store.open_binary(path)
+        self.buffer, self.buffer_at = b"", 0  # bytes read ahead, from byte buffer_at
+
+    def close(self) -> None:
+        self.file.close()
+
+    def _bytes(self, first: int, size: int) -> bytes:
+        """Bytes ``[first, first + size)`` of the file (fewer at its end)."""
+        at = first - self.buffer_at
+        if not (0 <= at and first + size <= self.buffer_at + len(self.buffer)):
+            self.file.seek(first)
+            self.buffer, self.buffer_at, at = self.file.read(max(size, READ_AHEAD)), first, 0
+        return self.buffer[at : at + size]
 
     def read(self, start: int, length: int) -> list[int]:
-        with open(self.path, "rb") as f:
-            f.seek(start * self.itemsize)
-            raw = f.read(max(0, length) * self.itemsize)
+        raw = self._bytes(start * self.itemsize, max(0, length) * self.itemsize)
         values = array(self.typecode)
         values.frombytes(raw[: len(raw) - len(raw) % self.itemsize])
         if sys.byteorder != "little":
@@ -482,7 +500,8 @@ class PackedRows:
         self.rows = rows
         self.length = length
         self.problems = problems
-        counts = pq.read_table(rows.path, columns=[rows.columns[1]]).column(0).to_pylist()
+        counts = pq.read_table(store.readable(rows.path), columns=[rows.columns[1]])
+        counts = counts.column(0).to_pylist()
         wrong = [i for i, n in enumerate(counts[:-1]) if n != length]
         if wrong:
             problems.append(
@@ -566,6 +585,7 @@ class JobAudit:
         self.oracle = oracle
         self.settings = encode_settings(self.job, self.facts)
         self.eos = eos_id(self.job, self.facts)
+        self.open_files = contextlib.ExitStack()
 
     def expected(self, result: list[int] | str) -> list[int] | None:
         """The ids the runner writes for an oracle result (None: a bad row's)."""
@@ -579,7 +599,7 @@ class JobAudit:
         for f in self.prep.files:
             st = self.prep.states[f.rel]
             out = str(st.output)
-            audit = FileAudit(display_path(st.output), display_path(Path(f.path)), self.job.format)
+            audit = FileAudit(display_path(st.output), display_path(f.path), self.job.format)
             self.report.files.append(audit)
             if not st.output.exists():
                 self.report.problems.append(f"{audit.output} does not exist: run the job first")
@@ -587,16 +607,22 @@ class JobAudit:
             self.check_provenance(out)
             rows = audit.rows = sample.get(f.rel, [])
             try:
-                if self.job.pack_length is not None:
-                    self.packed(f, audit, rows)
-                elif self.job.format == "parquet" and self.job.bad_rows != "skip":
-                    self.direct(f, audit, rows)
-                else:
-                    self.by_document(f, audit, rows)
+                with contextlib.ExitStack() as self.open_files:  # the data files read
+                    self.check_file(f, audit, rows)
             except (OSError, pa.ArrowException, FormatError) as exc:
                 self.report.problems.append(
                     f"{audit.output} (or its input {audit.input}) cannot be read: {exc}"
                 )
+
+    def check_file(self, f: InputFile, audit: FileAudit, rows: list[int]) -> None:
+        """Compare the sampled ``rows`` of input ``f`` with its output, found as the job's
+        format and options place them."""
+        if self.job.pack_length is not None:
+            self.packed(f, audit, rows)
+        elif self.job.format == "parquet" and self.job.bad_rows != "skip":
+            self.direct(f, audit, rows)
+        else:
+            self.by_document(f, audit, rows)
 
     def check_provenance(self, out: str) -> None:
         """The output's recorded tokenizer and options are the job's (else its ids are another
@@ -605,7 +631,8 @@ class JobAudit:
             if self.job.format == "parquet":
                 doc, _ = read_metadata(out)
             else:
-                doc = read_sidecar(output_path_prefix(out, self.job.format))["provenance"]
+                prefix = output_path_prefix(out, self.job.format)
+                doc = read_sidecar(prefix, store.FILES)["provenance"]
         except (OSError, pa.ArrowException, ValueError, KeyError) as exc:
             self.report.problems.append(f"{out}: its provenance cannot be read ({exc})")
             return
@@ -626,7 +653,7 @@ class JobAudit:
         ]
         if differ:
             self.report.problems.append(
-                f"{display_path(Path(out))} was written with {', '.join(differ)}: run the job "
+                f"{display_path(out)} was written with {', '.join(differ)}: run the job "
                 "again, or audit with the options it was run with"
             )
 
@@ -731,16 +758,19 @@ class JobAudit:
 
         try:
             if self.job.format == "megatron":
-                return megatron.document_lengths(output_path_prefix(out, "megatron"))
-            return datatrove.document_lengths(out)
+                prefix = output_path_prefix(out, "megatron")
+                return megatron.document_lengths(prefix, store.FILES)
+            return datatrove.document_lengths(out, files=store.FILES)
         except (OSError, FormatError) as exc:
             self.report.problems.append(f"{out} cannot be read: {exc}")
             return None
 
     def _data_file(self, out: str, dtype: str) -> DataFile:
-        if self.job.format == "megatron":
-            return DataFile(output_path_prefix(out, "megatron") + ".bin", dtype)
-        return DataFile(out, dtype)
+        """The output's data file, open until the file's audit ends."""
+        path = (
+            output_path_prefix(out, "megatron") + ".bin" if self.job.format == "megatron" else out
+        )
+        return self.open_files.enter_context(contextlib.closing(DataFile(path, dtype)))
 
     def _compare_documents(
         self,
@@ -879,13 +909,13 @@ def audit_job(job: Job, sample: int = DEFAULT_SAMPLE, seed: int = DEFAULT_SEED) 
     # whose stat changed are not hashed again: their outputs cannot be vouched for).
     planned = plan_job(job, hash_inputs=False)
     for planned_file in planned["files"]:
-        if planned_file["complete"] or not os.path.exists(planned_file["output"]):
+        if planned_file["complete"] or not store.as_path(planned_file["output"]).exists():
             continue
-        output, source = display_path(Path(planned_file["output"])), planned_file["file"]
+        output, source = display_path(planned_file["output"]), planned_file["file"]
         statuses = [s["status"] for s in planned_file["shards"]]
         if "unknown" in statuses:
             report.problems.append(
-                f"{display_path(Path(source))} changed since {output} was written (or "
+                f"{display_path(source)} changed since {output} was written (or "
                 "the run left no record of it): run the job first"
             )
         else:

@@ -43,7 +43,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import xxhash
 
-from .store import OutPath, S3Path, as_path, is_object
+from .store import OutPath, S3Path, is_object, open_binary
 
 CACHE_FORMAT = 1
 READ_CHUNK = 1 << 20
@@ -62,7 +62,7 @@ def file_xxh3(path: str | os.PathLike[str] | S3Path) -> str:
     """xxh3-128 of a file's (or an object's) bytes, hex (read in chunks: a part can be
     large)."""
     x = xxhash.xxh3_128()
-    with as_path(path).open_input() if is_object(path) else open(path, "rb") as f:
+    with open_binary(path) as f:
         while chunk := f.read(READ_CHUNK):
             x.update(chunk)
     return x.hexdigest()

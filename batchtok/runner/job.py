@@ -48,7 +48,7 @@ from typing import Any
 
 from .errors import InvalidValue, JobError, Problem
 from .storage import StorageOptions, is_uri
-from .store import BOTO3_MISSING, OUTPUT_SCHEMES, OutPath, as_path, boto3_available
+from .store import BOTO3_MISSING, OUTPUT_SCHEMES, OutPath, S3Path, as_path, boto3_available
 
 REQUIRED = object()
 COMMAND_LINE = "command line"
@@ -585,8 +585,11 @@ def _load_file(
     _flatten(data, shown, path.parent, out, problems)
 
 
-def display_path(path: Path) -> str:
-    """The path as the user likely typed it: relative to the working directory if below it."""
+def display_path(path: str | os.PathLike[str] | S3Path) -> str:
+    """The path as the user likely typed it: relative to the working directory if below it;
+    an object in storage as its URI (``s3://bucket/key``)."""
+    if isinstance(path, S3Path) or (isinstance(path, str) and is_uri(path)):
+        return str(path)
     try:
         rel = os.path.relpath(path)
     except ValueError:

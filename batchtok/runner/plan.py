@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -39,7 +37,7 @@ from .inputs import InputFile
 from .job import Job
 from .output import full_read_ok, output_path_prefix, read_metadata, shard_row_groups
 from .output import output_path as format_output_path
-from .store import OutPath, S3Path, as_path
+from .store import FILES, OutPath, as_path
 from .token_stats import TokenStats
 
 MB = 1_000_000
@@ -262,25 +260,12 @@ def derived_keys(state: FileState) -> list[str] | None:
     try:
         if state.format == "parquet":
             doc, _ = read_metadata(state.output)
-        elif isinstance(state.output, S3Path):
-            prefix = output_path_prefix(out, state.format)
-            doc = read_sidecar(prefix, _object_text, _object_size).get("provenance") or {}
         else:
-            doc = read_sidecar(output_path_prefix(out, state.format)).get("provenance") or {}
+            prefix = output_path_prefix(out, state.format)
+            doc = read_sidecar(prefix, FILES).get("provenance") or {}
         return [s.get("key") for s in doc.get("shards") or []]
     except (OSError, pa.ArrowException, ValueError, AttributeError):
         return None
-
-
-def _object_text(uri: str) -> str:
-    return S3Path.parse(uri).read_text()
-
-
-def _object_size(uri: str) -> int:
-    found = S3Path.parse(uri).head()
-    if found is None:
-        raise FileNotFoundError(uri)
-    return int(found["ContentLength"])
 
 
 def _resolve_derived(state: FileState, verify: bool, remembered: dict[str, Any]) -> None:
@@ -307,51 +292,23 @@ def _resolve_derived(state: FileState, verify: bool, remembered: dict[str, Any])
 
 
 def derived_problem(state: FileState) -> str | None:
-    """Why a derived output does not read back whole (None if it does)."""
-    if isinstance(state.output, S3Path) and state.format != "parquet":
-        return _object_set_problem(state)
+    """Why a derived output does not read back whole (None if it does); a trainer format's
+    set in object storage is read where it is (its index streamed, its data file sized)."""
     out = str(state.output)
     try:
         if state.format == "megatron":
             from batchtok.formats import megatron
 
-            megatron.read_info(output_path_prefix(out, "megatron"))
+            megatron.read_info(output_path_prefix(out, "megatron"), FILES)
         elif state.format == "datatrove":
             from batchtok.formats import datatrove
 
-            datatrove.read_info(out)
+            datatrove.read_info(out, files=FILES)
         else:
             return full_read_ok(state.output)
     except (OSError, ValueError) as exc:
         return str(exc)
     return None
-
-
-def _object_set_problem(state: FileState) -> str | None:
-    """:func:`derived_problem` of a trainer-format set in object storage: its files are
-    downloaded to a temporary directory and read there."""
-    import tempfile
-
-    prefix = output_path_prefix(str(state.output), state.format)
-    suffixes = (".bin", ".idx") if state.format == "megatron" else ("", ".index", ".metadata")
-    with tempfile.TemporaryDirectory(prefix="batchtok-verify-") as tmp:
-        local = os.path.join(tmp, "set")
-        try:
-            for suffix in suffixes:
-                source = S3Path.parse(prefix + suffix)
-                if suffix == ".metadata" and source.head() is None:
-                    continue
-                with open(local + suffix, "wb") as f:
-                    f.write(source.read_bytes())
-            local_state = FileState(
-                state.file,
-                state.shards,
-                Path(local + (".idx" if state.format == "megatron" else "")),
-                format=state.format,
-            )
-            return derived_problem(local_state)
-        except OSError as exc:
-            return str(exc)
 
 
 def part_path(parts_dir: OutPath, rel: str, key: str) -> OutPath:

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from batchtok.formats.files import FileAccess
+
 from .storage import StorageOptions, filesystem, is_uri
 
 BOTO3_MISSING = 'S3 outputs need boto3: pip install "batchtok[s3]"'
@@ -235,6 +237,26 @@ def is_object(location: Any) -> bool:
 def readable(location: str | os.PathLike[str] | S3Path) -> Any:
     """What pyarrow.parquet reads ``location`` from: the local path, or an open S3 file."""
     return as_path(location).open_input() if is_object(location) else location
+
+
+def open_binary(location: str | os.PathLike[str] | S3Path) -> Any:
+    """A local file or an object opened for reading: seekable, binary (FileNotFoundError if
+    it is not there)."""
+    return as_path(location).open_input() if is_object(location) else open(location, "rb")
+
+
+def size_of(location: str | os.PathLike[str] | S3Path) -> int:
+    """A local file's or an object's size in bytes (FileNotFoundError if it is not there)."""
+    if not is_object(location):
+        return os.path.getsize(location)
+    found = as_path(location).head()
+    if found is None:
+        raise FileNotFoundError(str(location))
+    return int(found["ContentLength"])
+
+
+# How the trainer formats' readers reach a file set here or in object storage.
+FILES = FileAccess(open_binary, size_of)
 
 
 def stat_of(location: str | os.PathLike[str] | S3Path) -> dict[str, Any] | None:

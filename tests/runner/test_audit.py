@@ -1,17 +1,22 @@
 """``batchtok audit``: a finished job's ids compared with `tokenizers`' on a sample, in every
 output format. A clean output passes; one id changed in the written file is found with its
 file, row and position; the sample is the seed's; the job's pairs and truncation are the
-oracle's too; without `tokenizers` the command refuses in one line naming the extra; and the
-text-file mode finds a wrong id batchtok gave."""
+oracle's too; without `tokenizers` the command refuses in one line naming the extra; the
+text-file mode finds a wrong id batchtok gave; and a job reading from and writing to S3 is
+audited as a local one is."""
 
 from __future__ import annotations
 
 import json
 import os
+import random
+import shutil
 import struct
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -32,6 +37,7 @@ from tests.support.runner import (
     texts,
     write_parquet,
 )
+from tests.support.s3 import bucket, moto_server, s3_client, upload_tree
 
 ALL = "1000000"  # a sample larger than any input here: every row is checked
 
@@ -81,7 +87,7 @@ def _plant_in_parquet(path: Path, row: int, position: int) -> tuple[int, int]:
     groups = [pf.read_row_group(i) for i in range(pf.metadata.num_row_groups)]
     at = row
     old = new = -1
-    with pq.ParquetWriter(str(path) + ".tmp", schema) as writer:
+    with pq.ParquetWriter(str(path) + ".tmp", schema, write_page_checksum=True) as writer:
         for table in groups:
             if 0 <= at < table.num_rows:
                 rows = table.column(name).to_pylist()
@@ -94,6 +100,18 @@ def _plant_in_parquet(path: Path, row: int, position: int) -> tuple[int, int]:
     os.replace(str(path) + ".tmp", path)
     assert old >= 0
     return old, new
+
+
+def _flip_a_byte_of_the_ids(path: Path) -> None:
+    """Flip one byte in the middle of the ids column's first page (its checksum now fails)."""
+    group = pq.read_metadata(path).row_group(0)
+    columns = [group.column(i) for i in range(group.num_columns)]
+    (column,) = [c for c in columns if c.path_in_schema.startswith("input_ids")]
+    with open(path, "r+b") as f:
+        f.seek(column.data_page_offset + column.total_compressed_size // 2)
+        byte = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([byte[0] ^ 0x5A]))
 
 
 def _plant_in_bytes(path: Path, token: int, itemsize: int = 2) -> tuple[int, int]:
@@ -109,6 +127,17 @@ def _plant_in_bytes(path: Path, token: int, itemsize: int = 2) -> tuple[int, int
 
 def _document_offset(documents: list[list[int]], document: int) -> int:
     return sum(len(d) for d in documents[:document])
+
+
+def _documents(rows: list[str | None], eos: bool, bad_rows: str) -> list[list[int]]:
+    """The documents the oracle gives ``rows`` as the runner writes them (EOS appended, the
+    null rows dropped unless ``empty_ids``): the independent reading of an output."""
+    encoded = iter(oracle_ids([t for t in rows if t is not None]))
+    per_row = [None if t is None else next(encoded) for t in rows]
+    per_row = [ids + [50256] if eos and ids else ids for ids in per_row]
+    if bad_rows != "empty_ids":
+        return [ids for ids in per_row if ids is not None]
+    return [[] if ids is None else ids for ids in per_row]
 
 
 CASES = [
@@ -141,13 +170,7 @@ def test_a_clean_output_passes_and_one_planted_wrong_id_is_found(
 
     # the independent check: what the format's own reader gives is the oracle's, so the audit
     # had something right to pass on
-    eos = format != "parquet" or pack
-    encoded = iter(oracle_ids([t for t in rows["a"] if t is not None]))
-    per_row = [None if t is None else next(encoded) for t in rows["a"]]
-    per_row = [ids + [50256] if eos and ids else ids for ids in per_row]
-    documents = [[] if ids is None else ids for ids in per_row]
-    if bad_rows != "empty_ids":
-        documents = [ids for ids in per_row if ids is not None]
+    documents = _documents(rows["a"], format != "parquet" or bool(pack), bad_rows)
     out = tmp_path / "out"
     row = 40  # the planted id: input row 40 of a.parquet, position 3 of its ids
     position = 3
@@ -188,14 +211,7 @@ def test_a_flipped_byte_in_a_parquet_output_is_a_failure_naming_its_row_group(
 ) -> None:
     _inputs(tmp_path)
     job = _run(tmp_path, output__compression="none")
-    path = tmp_path / "out" / "b.parquet"
-    column = pq.read_metadata(path).row_group(0).column(2)  # id, text, ids, count
-    assert column.path_in_schema.startswith("input_ids")
-    with open(path, "r+b") as f:
-        f.seek(column.data_page_offset + column.total_compressed_size // 2)
-        byte = f.read(1)
-        f.seek(-1, os.SEEK_CUR)
-        f.write(bytes([byte[0] ^ 0x5A]))
+    _flip_a_byte_of_the_ids(tmp_path / "out" / "b.parquet")
     code, output = _audit(job, "--sample", ALL)
     assert code == 1
     assert "b.parquet row group 0 does not read back whole" in output, output
@@ -341,3 +357,115 @@ def test_the_text_file_mode_finds_a_wrong_id_from_batchtok(tmp_path: Path, monke
     mismatch = [line for line in output.splitlines() if line.startswith("mismatch:")]
     assert len(mismatch) == lines.count(lines[target])
     assert f"(line {target + 1}) position 2:" in mismatch[0]
+
+
+# -- inputs and outputs in object storage ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[str]:
+    with moto_server() as url:
+        yield url
+
+
+def _plant_in_object(
+    endpoint: str, name: str, key: str, tmp: Path, plant: Callable[[Path], Any]
+) -> Any:
+    """Rewrite the object ``key`` of bucket ``name`` by ``plant`` applied to a local copy;
+    what ``plant`` returns."""
+    s3 = s3_client(endpoint)
+    local = tmp / key.replace("/", "_")
+    local.write_bytes(s3.get_object(Bucket=name, Key=key)["Body"].read())
+    changed = plant(local)
+    s3.put_object(Bucket=name, Key=key, Body=local.read_bytes())
+    return changed
+
+
+@pytest.mark.parametrize("format", ["parquet", "megatron"])
+def test_a_job_read_from_and_written_to_s3_passes_and_a_planted_wrong_id_is_found(
+    tmp_path: Path, endpoint: str, format: str, monkeypatch
+) -> None:
+    monkeypatch.setattr(audit_module, "BATCH_ROWS", 16)
+    rows = _inputs(tmp_path)
+    local_in = tmp_path / "in"
+    (local_in / "b.parquet").unlink()  # b as JSON Lines: both readers take their text from S3
+    lines = [json.dumps({"text": t}) for t in rows["b"]]
+    (local_in / "b.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    name = f"audit-{format}"
+    fs = bucket(endpoint, name)
+    upload_tree(fs, local_in, f"{name}/corpus")
+    upload_tree(fs, GPT2.parent, f"{name}/tokenizer")  # the oracle loads it from S3 too
+    shutil.rmtree(local_in)  # the text is in the bucket only
+    eos = format != "parquet"
+    job = basic_job(
+        tmp_path,
+        input__paths=[f"s3://{name}/corpus/"],
+        output__dir=f"s3://{name}/tokens/",
+        tokenizer__path=f"s3://{name}/tokenizer/tokenizer.json",
+        storage__endpoint=endpoint,
+        output__format=format,
+        output__append_eos=eos,
+        run__bad_rows="null_ids",
+        run__workers=1,  # one shard a file: fewer uploads, the test stays fast
+    )
+    code, output = invoke("run", job)
+    assert code == 3, output  # the null row
+    report = _report(job, "--sample", ALL)
+    assert report["ok"], report
+    assert report["rows_checked"] == report["rows_equal"] == 115
+    primary = "a.parquet" if format == "parquet" else "a.idx"
+    by_input = {f["input"]: f["output"] for f in report["files"]}
+    assert by_input[f"s3://{name}/corpus/a.parquet"] == f"s3://{name}/tokens/{primary}"
+    assert f"s3://{name}/corpus/b.jsonl" in by_input
+
+    row, position = 40, 3  # as in the local test: input row 40 of a.parquet, its id 3
+    if format == "parquet":
+        old, new = _plant_in_object(
+            endpoint,
+            name,
+            "tokens/a.parquet",
+            tmp_path,
+            lambda path: _plant_in_parquet(path, row, position),
+        )
+        where = f"s3://{name}/tokens/a.parquet row {row} position {position}:"
+    else:
+        document = row - 1  # the null row 5 is no document
+        offset = _document_offset(_documents(rows["a"], eos, "null_ids"), document) + position
+        old, new = _plant_in_object(
+            endpoint, name, "tokens/a.bin", tmp_path, lambda path: _plant_in_bytes(path, offset)
+        )
+        where = f"s3://{name}/tokens/a.idx row {row} (document {document}, "
+    code, output = _audit(job, "--sample", ALL)
+    assert code == 1, output
+    mismatches = [line for line in output.splitlines() if line.startswith("mismatch:")]
+    assert len(mismatches) == 1, output
+
+    assert where in mismatches[0] and f"position {position}:" in mismatches[0]
+    assert f"written {new} " in mismatches[0] and f"tokenizers {old} " in mismatches[0]
+    assert "rows checked: 115, rows equal: 114" in output
+
+    if format == "parquet":  # a flipped byte fails its page checksum, read from S3 too
+        _plant_in_object(endpoint, name, "tokens/b.parquet", tmp_path, _flip_a_byte_of_the_ids)
+        code, output = _audit(job, "--sample", ALL)
+        assert code == 1
+        assert f"s3://{name}/tokens/b.parquet row group 0 does not read back whole" in output
+        assert "CRC checksum verification failed" in output, output
+
+
+def test_a_data_file_reads_every_span_right_across_its_read_ahead(tmp_path: Path) -> None:
+    """Spans in order and out of it, inside, across and past the read-ahead buffer and the
+    file's end, against the values the file was written with."""
+    rng = random.Random(7)
+    values = [rng.randrange(65536) for _ in range(100_000)]
+    path = tmp_path / "a.bin"
+    path.write_bytes(struct.pack(f"<{len(values)}H", *values))
+    step = audit_module.READ_AHEAD // 2  # a buffer holds this many 2-byte tokens
+    spans = [(0, 5), (3, 10), (step - 2, 4), (step + 1, 3 * step), (50, 7), (99_990, 20)]
+    spans += [(rng.randrange(100_000), rng.randrange(3000)) for _ in range(40)]
+    data = audit_module.DataFile(str(path), "uint16")
+    try:
+        assert data.total == len(values)
+        for start, length in spans:
+            assert data.read(start, length) == values[start : start + length], (start, length)
+    finally:
+        data.close()

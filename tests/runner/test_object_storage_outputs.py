@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -216,6 +217,29 @@ def test_a_megatron_output_on_s3_matches_the_local_one_and_the_primary_file_come
     assert code == 0, output
     code, output = invoke("run", remote)
     assert code == 0 and "nothing to do" in output, output
+
+
+def test_verify_finds_a_corrupt_datatrove_index_on_s3_and_writes_it_again(
+    tmp_path: Path, endpoint: str
+) -> None:
+    write_parquet(tmp_path / "in" / "a.parquet", texts(60, seed=3), row_group_size=20)
+    bucket(endpoint, "out-verify")
+    job = basic_job(
+        tmp_path,
+        output__dir="s3://out-verify/ds/",
+        output__format="datatrove",
+        storage__endpoint=endpoint,
+    )
+    assert invoke("run", job)[0] == 0
+    assert invoke("run", job, "--verify")[0] == 0
+    s3 = s3_client(endpoint)
+    index = s3.get_object(Bucket="out-verify", Key="ds/a.ds.index")["Body"].read()
+    corrupt = index[:-8] + struct.pack("<Q", 5)  # the last end before the ones before it
+    s3.put_object(Bucket="out-verify", Key="ds/a.ds.index", Body=corrupt)
+    code, output = invoke("run", job, "--verify")
+    assert code == 0, output
+    assert "s3://out-verify/ds/a.ds is corrupt (s3://out-verify/ds/a.ds.index: document" in output
+    assert objects(endpoint, "out-verify", "ds/")["a.ds.index"] == index  # written again
 
 
 def test_an_s3_output_that_cannot_be_read_is_refused_naming_the_key(
