@@ -328,7 +328,11 @@ SETTINGS: tuple[Setting, ...] = (
         'For s3:// inputs and outputs: the region; "": from the environment.',
     ),
     Setting(
-        "storage.anonymous", False, _boolean, "For s3:// inputs: read public buckets unsigned."
+        "storage.anonymous",
+        False,
+        _boolean,
+        "For s3:// inputs and outputs: unsigned requests (public buckets, or a server "
+        "that takes no credentials).",
     ),
     Setting(
         "run.workers",
