@@ -284,16 +284,45 @@ class _Matcher:
                 # Pathologically deep tries: an alternation ordered longest first is also
                 # leftmost-longest for literals, only slower.
                 pattern = "|".join(map(re.escape, sorted(patterns, key=len, reverse=True)))
-            self.regex = re.compile(pattern)
+            # one group around the whole pattern, for re.split to keep the matches
+            self.regex = re.compile(f"({pattern})")
+        tokens = [tokens_by_id[token_id] for token_id in patterns.values()]
+        # No token here needs the text around its match: every match is kept as found.
+        self.plain = not any(t.single_word or t.lstrip or t.rstrip for t in tokens)
+        self.has_special = any(t.content in specials for t in tokens)
 
-    def split(
-        self, text: str, encode_special_tokens: bool
-    ) -> Iterable[tuple[str, int | None, int]]:
-        """Yield (piece, id or None, start offset); empty pieces are dropped."""
+    def split(self, text: str, encode_special_tokens: bool) -> list[tuple[str, int | None, int]]:
+        """(piece, id or None, start offset) in order; empty pieces are dropped."""
         if self.regex is None or not text:
-            if text:
-                yield text, None, 0
-            return
+            return [(text, None, 0)] if text else []
+        if self.plain and not (encode_special_tokens and self.has_special):
+            return self._split_plain(text)
+        return list(self._split_checked(text, encode_special_tokens))
+
+    def _split_plain(self, text: str) -> list[tuple[str, int | None, int]]:
+        """:meth:`split` when every match stands as found: ``re.split`` gives the gaps and
+        the matches in turn (gap, match, gap, ..., gap), the same matches as ``finditer``."""
+        parts = self.regex.split(text)  # type: ignore[union-attr]
+        if len(parts) == 1:
+            return [(text, None, 0)]
+        patterns = self.patterns
+        out: list[tuple[str, int | None, int]] = []
+        at = 0
+        is_match = False
+        for part in parts:
+            if is_match:
+                out.append((part, patterns[part], at))
+            elif part:
+                out.append((part, None, at))
+            at += len(part)
+            is_match = not is_match
+        return out
+
+    def _split_checked(
+        self, text: str, encode_special_tokens: bool
+    ) -> Iterator[tuple[str, int | None, int]]:
+        """:meth:`split` with each match's flags applied (single_word, lstrip, rstrip, and
+        special tokens left as text under ``encode_special_tokens``)."""
         start_offset = 0
         n = len(text)
         for m in self.regex.finditer(text):
