@@ -129,6 +129,11 @@ class AddedVocabulary:
         asked, where the normalizer decides).
         """
         out: list[tuple[str, int | None, int | LeadingCount]] = []
+        # a fragment after the first is normalized alone, and stays one piece when no
+        # normalized token can be found in it
+        whole = self.normalized_matcher.regex is None and not self._splits_every_char(
+            encode_special_tokens
+        )
         for piece, token_id, start in self.raw_matcher.split(text, encode_special_tokens):
             if token_id is not None:
                 out.append((piece, token_id, 0))
@@ -138,6 +143,10 @@ class AddedVocabulary:
                 normed = piece
             elif start != 0:
                 normed = normalizer.normalize(piece)
+                if whole:
+                    if normed:
+                        out.append((normed, None, 0))
+                    continue
             elif isinstance(normalizer, Sequence):
                 # keep the stages' texts: the exact alignment would otherwise normalize again
                 texts = normalizer.stage_texts(piece)
