@@ -128,8 +128,18 @@ class AddedVocabulary:
         offset 0 of ``text`` (0 for most fragments; a :class:`LeadingCount`, computed only if
         asked, where the normalizer decides).
         """
+        # a fragment after the first is normalized alone, and stays one piece when no
+        # normalized token can be found in it
+        whole = self.normalized_matcher.regex is None and not self._splits_every_char(
+            encode_special_tokens
+        )
+        raw = self.raw_matcher
+        if whole and raw.regex is not None and raw.keeps_every_match(encode_special_tokens):
+            parts = raw.regex.split(text)
+            if len(parts) > 1:
+                return self._split_parts(parts, normalizer, encode_special_tokens)
         out: list[tuple[str, int | None, int | LeadingCount]] = []
-        for piece, token_id, start in self.raw_matcher.split(text, encode_special_tokens):
+        for piece, token_id, start in raw.split(text, encode_special_tokens):
             if token_id is not None:
                 out.append((piece, token_id, 0))
                 continue
@@ -138,6 +148,10 @@ class AddedVocabulary:
                 normed = piece
             elif start != 0:
                 normed = normalizer.normalize(piece)
+                if whole:
+                    if normed:
+                        out.append((normed, None, 0))
+                    continue
             elif isinstance(normalizer, Sequence):
                 # keep the stages' texts: the exact alignment would otherwise normalize again
                 texts = normalizer.stage_texts(piece)
@@ -156,6 +170,26 @@ class AddedVocabulary:
                     # the first char alone stands at offset 0 of an unchanged fragment
                     at_start = 1 if start == 0 and offset == 0 else 0
                 out.append((sub, sub_id, at_start))
+        return out
+
+    def _split_parts(
+        self, parts: list[str], normalizer: Normalizer | None, encode_special_tokens: bool
+    ) -> list[tuple[str, int | None, int | LeadingCount]]:
+        """:meth:`split` from the raw matcher's ``re.split`` parts (gap, match, ..., gap) when
+        every match is kept and each later gap is one normalized fragment. The first gap, at
+        offset 0, holds no match either and goes through :meth:`split` for its alignment."""
+        head = parts[0]
+        out = self.split(head, normalizer, encode_special_tokens) if head else []
+        normalize = str if normalizer is None else normalizer.normalize
+        patterns = self.raw_matcher.patterns
+        for i in range(1, len(parts), 2):
+            match = parts[i]
+            out.append((match, patterns[match], 0))
+            gap = parts[i + 1]
+            if gap:
+                normed = normalize(gap)
+                if normed:
+                    out.append((normed, None, 0))
         return out
 
     def _splits_every_char(self, encode_special_tokens: bool) -> bool:
@@ -284,16 +318,50 @@ class _Matcher:
                 # Pathologically deep tries: an alternation ordered longest first is also
                 # leftmost-longest for literals, only slower.
                 pattern = "|".join(map(re.escape, sorted(patterns, key=len, reverse=True)))
-            self.regex = re.compile(pattern)
+            # one group around the whole pattern, for re.split to keep the matches
+            self.regex = re.compile(f"({pattern})")
+        tokens = [tokens_by_id[token_id] for token_id in patterns.values()]
+        # No token here needs the text around its match: every match is kept as found.
+        self.plain = not any(t.single_word or t.lstrip or t.rstrip for t in tokens)
+        self.has_special = any(t.content in specials for t in tokens)
 
-    def split(
-        self, text: str, encode_special_tokens: bool
-    ) -> Iterable[tuple[str, int | None, int]]:
-        """Yield (piece, id or None, start offset); empty pieces are dropped."""
+    def split(self, text: str, encode_special_tokens: bool) -> list[tuple[str, int | None, int]]:
+        """(piece, id or None, start offset) in order; empty pieces are dropped."""
         if self.regex is None or not text:
-            if text:
-                yield text, None, 0
-            return
+            return [(text, None, 0)] if text else []
+        if self.keeps_every_match(encode_special_tokens):
+            return self._split_plain(text)
+        return list(self._split_checked(text, encode_special_tokens))
+
+    def keeps_every_match(self, encode_special_tokens: bool) -> bool:
+        """Whether every match stands as found (no flag looks around it, no special token is
+        left as text)."""
+        return self.plain and not (encode_special_tokens and self.has_special)
+
+    def _split_plain(self, text: str) -> list[tuple[str, int | None, int]]:
+        """:meth:`split` when every match stands as found: ``re.split`` gives the gaps and
+        the matches in turn (gap, match, gap, ..., gap), the same matches as ``finditer``."""
+        parts = self.regex.split(text)  # type: ignore[union-attr]
+        if len(parts) == 1:
+            return [(text, None, 0)]
+        patterns = self.patterns
+        out: list[tuple[str, int | None, int]] = []
+        at = 0
+        is_match = False
+        for part in parts:
+            if is_match:
+                out.append((part, patterns[part], at))
+            elif part:
+                out.append((part, None, at))
+            at += len(part)
+            is_match = not is_match
+        return out
+
+    def _split_checked(
+        self, text: str, encode_special_tokens: bool
+    ) -> Iterator[tuple[str, int | None, int]]:
+        """:meth:`split` with each match's flags applied (single_word, lstrip, rstrip, and
+        special tokens left as text under ``encode_special_tokens``)."""
         start_offset = 0
         n = len(text)
         for m in self.regex.finditer(text):

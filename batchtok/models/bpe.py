@@ -136,12 +136,19 @@ class BPE(Model):
         vocab = self.vocab
         if self.ignore_merges and word in vocab:
             return [vocab[word]]
-        if not self.prefix and not self.suffix and all(map(vocab.__contains__, word)):
-            # each char a symbol of its own (the case of every byte-level word)
-            cut = self._char_cut
-            if len(word) >= _CUT_MIN and cut is not None and cut.applies(word):
-                return self._merge_parts(cut.split(word))
-            return self._merge(list(map(vocab.__getitem__, word)))
+        if not self.prefix and not self.suffix:
+            ids = list(map(vocab.get, word))
+            if None not in ids:
+                # each char a symbol of its own (the case of every byte-level word)
+                n = len(ids)
+                if n < 2:
+                    return ids
+                if n <= _HEAP_THRESHOLD and n < _CUT_MIN:
+                    return self._merge_loop(ids)
+                cut = self._char_cut
+                if cut is not None and cut.applies(word):
+                    return self._merge_parts(cut.split(word))
+                return self._merge(ids)
         return self._merge([vocab[s] for s in self._symbols(word)])
 
     def _merge(self, ids: list[int]) -> list[int]:

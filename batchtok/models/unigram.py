@@ -93,46 +93,44 @@ class Unigram(Model):
         table_get = self._table.get
         prefix_only = _PREFIX_ONLY
         unk_id, unk_score = self.unk_id, self.unk_score
-        score = [origin] * (size + 1)
+        # An end no path reached yet holds -inf, so a candidate there wins by the first test
+        # (a sum that overflowed to -inf still wins, by the second)
+        score = [-math.inf] * (size + 1)
+        score[0] = origin
         second = [-math.inf] * (size + 1)  # the best losing candidate of each end
         start_of: list[int] = [-1] * (size + 1)  # -1: no path ends here yet
         node_id = [0] * (size + 1)
         node_score = [0.0] * (size + 1)
+        unknown = (unk_id, unk_score)
         for start in range(size):
             here = score[start]
-            has_single = False
+            # the one-char piece first, or (when there is none) an unknown one-char node; then
+            # the longer pieces, shortest first, up to ``last`` (this end when none starts here)
+            entry = table_get(word[start])
+            last = size if entry is not None else start + 1
+            if entry is None or entry is prefix_only:
+                if unk_id is None and (
+                    unk_score + here > score[start + 1] or start_of[start + 1] < 0
+                ):
+                    raise EncodeError(_MISSING_UNK)
+                entry = unknown
             end = start + 1
-            while end <= size:
-                entry = table_get(word[start:end])
-                if entry is None:
-                    break
+            while True:
                 if entry is not prefix_only:
                     candidate = entry[1] + here
-                    if start_of[end] < 0 or candidate > score[end]:
-                        if start_of[end] >= 0:
-                            second[end] = score[end]
+                    if candidate > score[end] or start_of[end] < 0:
+                        second[end] = score[end]
                         score[end] = candidate
                         start_of[end] = start
                         node_id[end], node_score[end] = entry
                     elif candidate > second[end]:
                         second[end] = candidate
-                    if end == start + 1:
-                        has_single = True
+                if end == last:
+                    break
                 end += 1
-            if not has_single:
-                end = start + 1
-                candidate = unk_score + here
-                if start_of[end] < 0 or candidate > score[end]:
-                    if unk_id is None:
-                        raise EncodeError(_MISSING_UNK)
-                    if start_of[end] >= 0:
-                        second[end] = score[end]
-                    score[end] = candidate
-                    start_of[end] = start
-                    node_id[end] = unk_id
-                    node_score[end] = unk_score
-                elif candidate > second[end]:
-                    second[end] = candidate
+                entry = table_get(word[start:end])
+                if entry is None:
+                    break
         out: list[str] = []
         scores: list[float] = []
         end = size

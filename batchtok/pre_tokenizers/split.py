@@ -111,8 +111,17 @@ class Split(PreTokenizer):
         self._matches_only = (behavior == "Removed" and invert) or (
             behavior == "Isolated" and not invert
         )
+        # A literal that does not occur leaves the text whole (or, removed as the inverse of
+        # the matches, nothing): one substring test instead of a search and the span pass.
+        self._literal = pattern if not is_regex and pattern else None
+        self._removes_unmatched = behavior == "Removed" and invert
 
     def split_one(self, text: str) -> list[str]:
+        literal = self._literal
+        if literal is not None and literal not in text:
+            if self._removes_unmatched or not text:
+                return []
+            return [text]
         if self._matches_only:
             pieces = self.onig.findall(text)
             if pieces is not None:

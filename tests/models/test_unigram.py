@@ -238,3 +238,13 @@ def test_unigram_cut_parts_keep_the_oracles_rounding_far_into_a_text(rng, length
     ]
     texts += ["ab" * (n // 4 + 9) for n in lengths] + ["c" * n + "▁ab" * 3 for n in lengths]
     _same_batch_ids(pair_from_json(unigram(pieces)), texts)
+
+
+def test_unigram_scores_whose_sums_overflow_to_minus_infinity():
+    """Near the f64 limit a path's sum becomes -inf: the first candidate to reach an end
+    still takes it, and a later -inf one does not replace it."""
+    pieces = [("<unk>", 0.0), ("a", -1.5e308), ("b", -1.7e308), ("ab", -1.6e308), ("c", -1.0)]
+    pair = pair_from_json(unigram(pieces))
+    texts = ["ab", "aab", "abab", "ba", "bab", "abc", "cab", "aaab", "bbb", "xab", "abx"]
+    assert_same_tokens(pair, texts)
+    assert_ids_and_decode(pair, texts)
