@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,6 +65,19 @@ def _corpus(root: Path) -> Path:
     write_parquet(root / "a.parquet", texts(120, seed=1), row_group_size=30)
     write_parquet(root / "sub" / "b.parquet", texts(40, seed=2), row_group_size=40)
     return root
+
+
+def _s3_job(
+    tmp_path: Path, local_in: Path, endpoint: str, output_dir: str, **settings: Any
+) -> Path:
+    """A job over the local inputs ``local_in`` whose output is ``output_dir`` on the server."""
+    return basic_job(
+        tmp_path,
+        input__paths=[str(local_in)],
+        output__dir=output_dir,
+        storage__endpoint=endpoint,
+        **settings,
+    )
 
 
 def test_an_s3_output_holds_the_files_a_local_output_holds_and_a_rerun_redoes_nothing(
@@ -127,13 +141,7 @@ def test_a_rerun_of_an_s3_output_puts_no_output_part_or_record(
 ) -> None:
     local_in = _corpus(tmp_path / "in")
     bucket(endpoint, "out-b")
-    job = basic_job(
-        tmp_path,
-        input__paths=[str(local_in)],
-        output__dir="s3://out-b/tokens",
-        storage__endpoint=endpoint,
-        run__shard_mb=0.002,
-    )
+    job = _s3_job(tmp_path, local_in, endpoint, "s3://out-b/tokens", run__shard_mb=0.002)
     code, output = invoke("run", job)
     assert code == 0, output
     before = objects(endpoint, "out-b", "tokens/")
@@ -187,12 +195,12 @@ def test_a_megatron_output_on_s3_matches_the_local_one_and_the_primary_file_come
     )
     code, output = invoke("run", on_disk)
     assert code == 0, output
-    remote = basic_job(
+    remote = _s3_job(
         tmp_path,
-        input__paths=[str(local_in)],
-        output__dir="s3://out-c/mega/",
+        local_in,
+        endpoint,
+        "s3://out-c/mega/",
         output__format="megatron",
-        storage__endpoint=endpoint,
         run__shard_mb=0.002,
     )
     puts = _put_log(monkeypatch, tmp_path / "puts.log")  # the workers are forked: they log too
@@ -327,13 +335,7 @@ def test_a_worker_killed_mid_upload_leaves_nothing_visible_and_the_retry_complet
         return etag
 
     monkeypatch.setattr(store, "upload_part", killed)
-    job = basic_job(
-        tmp_path,
-        input__paths=[str(local_in)],
-        output__dir="s3://out-e/tokens",
-        storage__endpoint=endpoint,
-        run__shard_mb=0.002,
-    )
+    job = _s3_job(tmp_path, local_in, endpoint, "s3://out-e/tokens", run__shard_mb=0.002)
     code, output = invoke("run", job)
     assert code == 0, output
     seen = json.loads(marker.read_text())
@@ -353,12 +355,7 @@ def test_a_run_aborts_the_incomplete_uploads_a_killed_run_left(
     s3 = s3_client(endpoint)
     s3.create_multipart_upload(Bucket="out-f", Key="tokens/a.parquet")
     s3.create_multipart_upload(Bucket="out-f", Key="elsewhere/x")  # not this output's
-    job = basic_job(
-        tmp_path,
-        input__paths=[str(local_in)],
-        output__dir="s3://out-f/tokens",
-        storage__endpoint=endpoint,
-    )
+    job = _s3_job(tmp_path, local_in, endpoint, "s3://out-f/tokens")
     code, output = invoke("run", job)
     assert code == 0, output
     assert "aborted 1 incomplete uploads" in output, output
@@ -523,13 +520,7 @@ def test_a_run_killed_mid_upload_leaves_nothing_visible_and_the_next_run_resumes
     on_disk = basic_job(tmp_path / "disk", input__paths=[str(local_in)], run__shard_mb=0.002)
     code, output = invoke("run", on_disk)
     assert code == 0, output
-    job = basic_job(
-        tmp_path,
-        input__paths=[str(local_in)],
-        output__dir="s3://out-g/tokens",
-        storage__endpoint=endpoint,
-        run__shard_mb=0.002,
-    )
+    job = _s3_job(tmp_path, local_in, endpoint, "s3://out-g/tokens", run__shard_mb=0.002)
     marker = tmp_path / "blocked"
     proc = subprocess.Popen(
         [sys.executable, "-c", BLOCKED_RUN, str(job), str(marker)],
