@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
 import resource
 import shutil
 import statistics
@@ -51,6 +52,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import bench_runner
 from benchmarks.bench_runner import REPO, build_input, log
 from benchmarks.files import tokenizer_path
 
@@ -108,11 +110,10 @@ def build_fixture(root: Path, shards: int, per_file: int, rows_per_group: int) -
 
 
 def write_job(work: Path, inputs: Path, shard_mb: float) -> Path:
-    job = work / "plan.toml"
-    job.write_text(
-        f'[input]\npaths = ["{inputs}"]\n[tokenizer]\npath = "{tokenizer_path("gpt2")}"\n'
-        f'[output]\ndir = "{work / "out"}"\n[run]\nworkers = 2\nshard_mb = {shard_mb!r}\n'
-    )
+    """bench_runner's job (output in ``work/out``), with 2 workers and ``run.shard_mb``."""
+    job = bench_runner.write_job(work, inputs, tokenizer_path("gpt2"))
+    with job.open("a") as f:
+        f.write(f"[run]\nworkers = 2\nshard_mb = {shard_mb!r}\n")
     return job
 
 
@@ -195,8 +196,19 @@ def driver_memory(job_path: str, trace: bool) -> None:
     unhashed = [f for f in prep.files if found[f.rel][1] is None]
     step("records", began)
     began = time.perf_counter()
-    for f in unhashed:  # a first run hashes in its workers; here, apart from planning
-        found[f.rel] = ({}, hash_row_groups(f.path, text_columns(job), f.keep_leaves))
+    # A first run hashes in its workers; here, apart from planning, once (the traced pass
+    # loads what the first pass hashed: hashing under tracemalloc is slow).
+    saved = Path(job_path).with_suffix(".hashes.pickle")
+    if trace and saved.exists():
+        hashed = pickle.loads(saved.read_bytes())
+    else:
+        hashed = {
+            f.rel: hash_row_groups(f.path, text_columns(job), f.keep_leaves) for f in unhashed
+        }
+        saved.write_bytes(pickle.dumps(hashed))
+    for f in unhashed:
+        found[f.rel] = ({}, hashed[f.rel])
+    del hashed
     step("hash", began)
     began = time.perf_counter()
     for f in prep.files:
@@ -223,7 +235,9 @@ def last_json(stdout: str) -> dict:
 # -- one scale ----------------------------------------------------------------------------------
 
 
-def measure_scale(shards: int, args: argparse.Namespace) -> dict:
+def measure_scale(shards: int, args: argparse.Namespace, out: dict, save) -> dict:
+    """Every figure of one scale into ``out`` (filled as they come: ``--json`` is rewritten
+    after each, so a run stopped early keeps what it measured)."""
     work = Path(tempfile.mkdtemp(prefix=f"bench-plan-{shards}-"))
     try:
         began = time.perf_counter()
@@ -231,29 +245,35 @@ def measure_scale(shards: int, args: argparse.Namespace) -> dict:
         job = write_job(work, work / "in", shard_mb)
         files = len(list((work / "in").rglob("*.parquet")))
         log(f"{shards} shards in {files} files built in {time.perf_counter() - began:.0f}s")
-        out: dict = {"shards": shards, "files": files, "input_mb": disk_bytes(work / "in") / MB}
+        save()
+        out.update(shards=shards, files=files, input_mb=disk_bytes(work / "in") / MB)
         wall, cpu, stdout = timed(batchtok("plan", str(job), "--no-hash"))
         found = stdout.strip().splitlines()[-1]
         out["plan_no_hash"] = {"wall": wall, "cpu": cpu, "says": found}
         log(f"plan --no-hash: {wall:.1f}s ({found})")
+        save()
         wall, cpu, _ = timed(batchtok("plan", str(job)))
         out["plan_hashing"] = {"wall": wall, "cpu": cpu}
         log(f"plan (hashing in its process): {wall:.1f}s")
+        save()
         for trace in (False, True):  # before the run: the state of a first run's driver
             flags = ["--driver-memory", str(job)] + (["--trace"] if trace else [])
             wall, cpu, stdout = timed(me(*flags))
             out["driver_traced" if trace else "driver"] = {"wall": wall, **last_json(stdout)}
         log(f"driver: {out['driver']['steps']}")
+        save()
         if shards > args.run_up_to:
             return out
         wall, cpu, stdout = timed(me("--driver-run", str(job)))
         out["run"] = {"wall": wall, "cpu": cpu, **last_json(stdout)}
         log(f"run: {wall:.1f}s, {out['run']}")
+        save()
         if out["run"]["shards"]["done"] != shards:
             raise SystemExit(f"the run did {out['run']['shards']} shards, expected {shards}")
         wall, cpu, stdout = timed(me("--driver-run", str(job)))
         out["rerun"] = {"wall": wall, "cpu": cpu, **last_json(stdout)}
         log(f"re-run: {wall:.1f}s")
+        save()
         wall, cpu, _ = timed(batchtok("plan", str(job)))
         out["plan_after_run"] = {"wall": wall, "cpu": cpu}
         sdir = work / "out" / ".batchtok"
@@ -427,11 +447,18 @@ def main(argv: list[str] | None = None) -> int:
     hashed = hashing(args.hash_mb)
     log(f"hashing: {hashed}")
     tiny = tiny_driver(args)
-    scales = [measure_scale(int(n), args) for n in args.scales.split(",")]
-    report(scales, tiny, hashed, (load, os.getloadavg()[0]))
+    scales: list[dict] = []
     summary = {"hashing": hashed, "one_shard_driver": tiny, "scales": scales}
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2))
+
+    def save() -> None:
+        if args.json:
+            args.json.write_text(json.dumps(summary, indent=2))
+
+    for n in args.scales.split(","):
+        scales.append({})
+        measure_scale(int(n), args, scales[-1], save)
+    report(scales, tiny, hashed, (load, os.getloadavg()[0]))
+    save()
     print(json.dumps(summary))
     return 0
 
