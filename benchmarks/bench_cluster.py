@@ -484,6 +484,12 @@ def _report(
     )
     s3 = results["local, S3 in"]
     print(f"S3 in / local files: {s3['wall_vs_local']:.3f} wall, {s3['cpu_vs_local']:.3f} CPU")
+    both = results.get("local, S3 in and out")
+    if both:
+        print(
+            f"S3 in and out / local files: {both['wall_vs_local']:.3f} wall, "
+            f"{both['cpu_vs_local']:.3f} CPU"
+        )
     return {
         "mb": mb,
         "mb_asked": args.mb,
