@@ -68,6 +68,12 @@ def rss_mb() -> float:
 
 
 def peak_rss_mb() -> float:
+    """This process's peak RSS since it started (VmHWM: ru_maxrss keeps the parent's peak
+    across fork and exec, so a small child of a large parent reports the parent's)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
