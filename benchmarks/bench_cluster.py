@@ -27,7 +27,8 @@ waited-for children), the Ray cluster's processes for the joined variant (read f
 Every output is checked row for row against the local run's ids (a difference: exit 1).
 
 Printed: median wall and CPU seconds, MB/s, and the ratios to ``local`` (Ray's overhead in
-percent, target <= 10 %; S3 over local files). The last line is a JSON summary (also
+percent, target <= 10 %; S3 over local files), of the medians and "paired" (the median of each
+repeat over the local run of the same repeat). The last line is a JSON summary (also
 ``--json PATH``). Ray's files go under a temporary HOME and directory, removed at the end.
 """
 
