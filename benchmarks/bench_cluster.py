@@ -15,15 +15,16 @@ empty output directory:
   outside the timed region (its start time is reported apart: ``cluster start``);
 * ``ray, own cluster``: ``--executor ray`` with no address, so the run starts (and stops) its
   own local cluster: the end-to-end time including the start;
-* ``local, S3 in``: the same files on a moto S3 server on 127.0.0.1 (started here, a thread
-  of this process), ``input.paths = ["s3://bench-in/corpus/"]`` and ``storage.endpoint``;
-* ``local, S3 in and out``: the same with ``output.dir = "s3://bench-out/run-N/"``; run only
+* ``local, S3 in``: the same files on the tests' moto S3 server on 127.0.0.1 (started here,
+  a thread of this process), ``input.paths = ["s3://bench-in/corpus/"]`` and ``storage.endpoint``;
+* ``local, S3 in and out``: the same with ``output.dir = "s3://bench-out/VARIANT-N/"``; run only
   when the job accepts an ``s3://`` output directory, else printed as skipped with the reason.
 
 Variants are interleaved within each repeat, so a change of the machine's load hits them
 alike. CPU time is every process's the variant used: the driver and its forked workers (as
-waited-for children), the Ray cluster's processes for the joined variant (read from
-``/proc`` before and after), and for S3 the server's thread (this process's own CPU time).
+waited-for children), the Ray cluster's processes for the joined variant and the driver's
+whole tree for the own-cluster one (sampled from ``/proc``: :class:`TreeSampler`), and for S3
+the server's thread (this process's own CPU time).
 Every output is checked row for row against the local run's ids (a difference: exit 1).
 
 Printed: median wall and CPU seconds, MB/s, and the ratios to ``local`` (Ray's overhead in
@@ -53,16 +54,12 @@ from pathlib import Path
 
 from benchmarks.bench_runner import REPO, build_input, log, same_ids, text_bytes, write_job
 from benchmarks.files import tokenizer_path
+from tests.support.s3 import CREDENTIALS, bucket, moto_server, upload_tree
 
 MB = 1_000_000
 TARGET_RAY_OVERHEAD = 0.10
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 IN_BUCKET, OUT_BUCKET = "bench-in", "bench-out"
-CREDENTIALS = {  # moto accepts any; real S3 takes them from the usual AWS environment
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
 CLUSTER = """
 import sys
 import ray
@@ -226,36 +223,16 @@ class Cluster:
 
 @contextlib.contextmanager
 def s3_server() -> Iterator[str]:
-    """A moto S3 server on 127.0.0.1 (a thread of this process); its endpoint."""
-    from moto.server import ThreadedMotoServer
-
+    """The tests' moto S3 server on 127.0.0.1 (a thread of this process); its endpoint."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
-
-
-def s3_filesystem(endpoint: str):
-    import pyarrow.fs as pafs
-
-    return pafs.S3FileSystem(
-        endpoint_override=endpoint, region="us-east-1", allow_bucket_creation=True
-    )
+    with moto_server() as endpoint:
+        yield endpoint
 
 
 def upload(endpoint: str, local: Path) -> str:
     """Copy the input directory's Parquet files under ``s3://bench-in/corpus/``."""
-    import pyarrow.fs as pafs
-
-    fs = s3_filesystem(endpoint)
-    fs.create_dir(IN_BUCKET)
-    fs.create_dir(OUT_BUCKET)
-    for path in sorted(local.glob("*.parquet")):
-        pafs.copy_files(str(path), f"{IN_BUCKET}/corpus/{path.name}", destination_filesystem=fs)
+    bucket(endpoint, OUT_BUCKET)
+    upload_tree(bucket(endpoint, IN_BUCKET), local, f"{IN_BUCKET}/corpus")
     return f"s3://{IN_BUCKET}/corpus/"
 
 
@@ -264,7 +241,7 @@ def download_outputs(endpoint: str, uri: str, dest: Path) -> None:
     summary), copied to ``dest`` for the row-by-row check."""
     import pyarrow.fs as pafs
 
-    fs = s3_filesystem(endpoint)
+    fs = pafs.S3FileSystem(endpoint_override=endpoint, region="us-east-1")
     root = uri.removeprefix("s3://").rstrip("/")
     dest.mkdir(parents=True, exist_ok=True)
     for info in fs.get_file_info(pafs.FileSelector(root, recursive=True)):
