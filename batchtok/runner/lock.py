@@ -23,6 +23,7 @@ import json
 import os
 import socket
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,10 @@ class RunLock:
         self.job = job
         self.fd: int | None = None
         self.stale: Holder | None = None
+        # Named in the file: what the workers compare before publishing. A (device, inode)
+        # pair would do on one machine, but a network file system may show the same file
+        # under another device number on each node of a cluster.
+        self.run_id = uuid.uuid4().hex
 
     def _read(self) -> str:
         assert self.fd is not None
@@ -111,6 +116,7 @@ class RunLock:
             "host": socket.gethostname(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "job": self.job,
+            "run_id": self.run_id,
         }
         assert self.fd is not None
         os.ftruncate(self.fd, 0)
@@ -119,16 +125,17 @@ class RunLock:
         os.fsync(self.fd)
         return self
 
-    def identity(self) -> tuple[int, int]:
-        """(device, inode) of the file this lock holds."""
-        assert self.fd is not None
-        held = os.fstat(self.fd)
-        return held.st_dev, held.st_ino
+    def identity(self) -> str:
+        """The run id the lock file names while this lock holds it (see :func:`check_lock`)."""
+        return self.run_id
 
     def holds_path(self, cached: bool = False) -> bool:
         """Whether the lock's path still names the file this lock holds (``cached``: as
         :class:`S3RunLock`'s; a stat is cheap, so always checked)."""
-        return self.fd is not None and names(self.path, self.identity())
+        if self.fd is None:
+            return False
+        held = os.fstat(self.fd)
+        return names(self.path, (held.st_dev, held.st_ino))
 
     def _acquire_once(self) -> None:
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -188,10 +195,10 @@ def names(path: Path | str, identity: tuple[int, int]) -> bool:
     return (st.st_dev, st.st_ino) == identity
 
 
-def check_lock(path: Path | str, identity: tuple[int, int] | str) -> None:
-    """Raise :class:`LockLost` unless ``path`` still names the locked file ``identity``;
-    called before anything is published (by the workers too). For an S3 lock, ``identity``
-    is the run id the lock object must still name."""
+def check_lock(path: Path | str, identity: str) -> None:
+    """Raise :class:`LockLost` unless the lock at ``path`` (a file, or an S3 object) still
+    names the run id ``identity``; called before anything is published (by the workers too,
+    on any node)."""
     from .store import S3Path, is_object
 
     if is_object(path) or isinstance(path, S3Path):
@@ -202,12 +209,21 @@ def check_lock(path: Path | str, identity: tuple[int, int] | str) -> None:
                 "(completed shards are kept): run the job again"
             )
         return
-    if not names(path, identity):
+    if _file_lock_run_id(path) != identity:
         raise LockLost(
             f"{path} was deleted or replaced during the run, so another run could start beside "
             "this one; this run stops (completed shards are kept): do not delete the lock "
             "file, run the job again"
         )
+
+
+def _file_lock_run_id(path: Path | str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            data = json.loads(f.read() or "null")
+    except (OSError, ValueError):
+        return None
+    return data.get("run_id") if isinstance(data, dict) else None
 
 
 def unfinished_run(path: Path) -> Holder | None:
@@ -277,8 +293,6 @@ class S3RunLock:
     """
 
     def __init__(self, path: Any, job: str = "") -> None:
-        import uuid
-
         self.path = path
         self.job = job
         self.run_id = uuid.uuid4().hex

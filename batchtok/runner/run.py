@@ -394,7 +394,7 @@ class _Run:
             else:
                 self._failed(executor, event)
 
-    def _lock_state(self) -> tuple[str, tuple[int, int]] | None:
+    def _lock_state(self) -> tuple[str, str] | None:
         return None if self.lock is None else (str(self.lock.path), self.lock.identity())
 
     def _check_lock(self, executor: LocalExecutor) -> None:

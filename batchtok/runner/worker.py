@@ -76,10 +76,10 @@ def prepare_workers(
     tok: Tokenizer | None,
     facts: TokenizerFacts | None,
     settings: EncodeSettings,
-    lock: tuple[str, tuple[int, int]] | None = None,
+    lock: tuple[str, str] | None = None,
 ) -> None:
     """Set what encode tasks use; call in the parent before forking the workers. ``lock``:
-    the run lock's path and (device, inode), checked before each file is published."""
+    the run lock's path and run id, checked before each file is published."""
     _STATE.update(tokenizer=tok, facts=facts, settings=settings, lock=lock)
     store.configure(settings.storage)  # S3 outputs: the job's endpoint, in every worker
 

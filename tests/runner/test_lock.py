@@ -68,3 +68,35 @@ def test_lock_objects_exclude_each_other_and_release(tmp_path: Path) -> None:
     second = RunLock(path).acquire()
     assert second.stale is None
     second.release()
+
+
+def test_the_workers_check_names_the_run_not_the_device_a_node_sees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A network file system may show the lock file under another device number on each node
+    # of a cluster: the check before publishing compares the run id the file names.
+    import os
+    from types import SimpleNamespace
+
+    from batchtok.runner.lock import LockLost, check_lock
+
+    path = tmp_path / "lock"
+    lock = RunLock(path, job="j").acquire()
+    real_stat = os.stat
+
+    def other_device(p, *args, **kwargs):
+        st = real_stat(p, *args, **kwargs)
+        return SimpleNamespace(st_dev=st.st_dev + 1, st_ino=st.st_ino, st_size=st.st_size)
+
+    monkeypatch.setattr(os, "stat", other_device)
+    check_lock(path, lock.identity())  # same run: passes wherever the file is seen from
+    monkeypatch.undo()
+    path.unlink()
+    other = RunLock(path, job="j").acquire()  # deleted by hand, a second run took it
+    with pytest.raises(LockLost, match="deleted or replaced"):
+        check_lock(path, lock.identity())
+    check_lock(path, other.identity())
+    other.release()
+    with pytest.raises(LockLost):  # a released lock names no run
+        check_lock(path, other.identity())
+    lock.release()
