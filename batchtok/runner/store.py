@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import xxhash
+
 from batchtok.formats.files import FileAccess
 
 from .storage import StorageOptions, filesystem, is_uri
@@ -270,9 +272,8 @@ def stat_of(location: str | os.PathLike[str] | S3Path) -> dict[str, Any] | None:
 def local_tmp_dir(output: S3Path) -> Path:
     """Where the temporary files of an S3 output are written (one directory per output, on
     this machine: the lock holder clears it at start and end)."""
-    from .cache import hex128
-
-    return Path(tempfile.gettempdir()) / f"batchtok-{hex128(str(output).encode())[:16]}"
+    name = xxhash.xxh3_128_hexdigest(str(output).encode())[:16]
+    return Path(tempfile.gettempdir()) / f"batchtok-{name}"
 
 
 def upload(tmp: str | os.PathLike[str], dest: S3Path) -> None:
