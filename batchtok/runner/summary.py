@@ -23,7 +23,7 @@ from .encode import TokenizerFacts
 from .errors import JobError
 from .job import Job
 from .stats import MAX_EXAMPLES, RunStats
-from .token_stats import CHART_NAME, TokenStats, draw_chart
+from .token_stats import CHART_NAME, OLD_CHART_NAME, TokenStats, draw_chart
 
 SUMMARY_NAME = "_batchtok_summary.json"
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
@@ -157,20 +157,20 @@ def log_summary(summary: dict[str, Any], stats: RunStats) -> None:
 
 
 def write_chart(tokens: TokenStats, output_dir: store.OutPath, tmp_dir: Path, title: str) -> None:
-    """Draw the document-length histogram beside the summary (matplotlib permitting); like
-    the summary, a failure is logged, not raised."""
+    """Write the document-length histogram beside the summary (SVG), removing a chart an
+    older batchtok drew under another name; like the summary, a failure is logged, not
+    raised."""
     if not tokens.documents:
         return
     target = output_dir / CHART_NAME
     tmp = tmp_dir / f"chart.{os.getpid()}.tmp"
     try:
         tmp_dir.mkdir(parents=True, exist_ok=True)
-        if draw_chart(tokens, tmp, title):
-            store.replace(tmp, target)
-        else:
-            log.debug("no token-length chart: matplotlib is not installed (batchtok[stats])")
+        tmp.write_text(draw_chart(tokens, title), encoding="utf-8")
+        store.replace(tmp, target)
+        (output_dir / OLD_CHART_NAME).unlink(missing_ok=True)
     except (OSError, ValueError) as exc:
-        log.error("cannot draw the token-length chart %s: %s", target, exc)
+        log.error("cannot write the token-length chart %s: %s", target, exc)
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()

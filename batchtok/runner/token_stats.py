@@ -5,8 +5,8 @@ byte tokens, the special-token strings met inside the text, the longest document
 histogram of document lengths in tokens. A worker counts them for each shard it encodes; they
 are kept per shard (in the part's record and the input's record), so a re-run that finds
 shards complete still reports the statistics of the whole output. The report goes into the
-run summary (``token_stats``); with matplotlib (``pip install batchtok[stats]``) a chart of the
-histogram is drawn beside it, ``_batchtok_token_stats.png``.
+run summary (``token_stats``), and a chart of the histogram is written beside it,
+``_batchtok_token_stats.svg`` (a few KB of SVG written here, opened by any browser).
 """
 
 from __future__ import annotations
@@ -16,13 +16,16 @@ import logging
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape
 
 import pyarrow as pa
 
 LONGEST = 10  # documents listed by length
-CHART_NAME = "_batchtok_token_stats.png"
+CHART_NAME = "_batchtok_token_stats.svg"
+# The name the chart had when batchtok drew it with matplotlib: a re-run removes such a chart,
+# which would otherwise stand beside the new one with older counts.
+OLD_CHART_NAME = "_batchtok_token_stats.png"
 
 log = logging.getLogger("batchtok.runner")
 
@@ -178,32 +181,57 @@ class IdCounter:
             into.byte_fallback += pc.sum(pc.is_in(ids, value_set=self.byte_ids)).as_py() or 0
 
 
-def draw_chart(stats: TokenStats, target: Path, title: str) -> bool:
-    """Draw the length histogram to ``target`` (PNG) if matplotlib is installed; True if
-    drawn. The caller writes ``target`` atomically."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    labels = [bucket_label(b) for b in sorted(stats.lengths)]
-    counts = [stats.lengths[b] for b in sorted(stats.lengths)]
-    fig, ax = plt.subplots(figsize=(8, 4), dpi=100)
-    try:
-        ax.bar(range(len(counts)), counts, color="#4c72b0")
-        ax.set_xticks(range(len(counts)), labels, rotation=45, ha="right")
-        ax.set_xlabel("document length in tokens")
-        ax.set_ylabel("documents")
-        report = stats.report()
-        ax.set_title(
-            f"{title}: {stats.documents:,} documents, {stats.tokens:,} tokens, "
-            f"{report['bytes_per_token'] or 0:.2f} bytes/token",
-            fontsize=10,
+def draw_chart(stats: TokenStats, title: str) -> str:
+    """The length histogram as an SVG document: one bar per bucket (its count in a tooltip),
+    the buckets' labels below, a count scale on the left and the headline as the title."""
+    buckets = sorted(stats.lengths)
+    counts = [stats.lengths[b] for b in buckets]
+    report = stats.report()
+    heading = (
+        f"{title}: {stats.documents:,} documents, {stats.tokens:,} tokens, "
+        f"{report['bytes_per_token'] or 0:.2f} bytes/token"
+    )
+    left, top, plot_h, bar_w, gap = 70, 40, 240, 28, 6
+    width = left + max(1, len(counts)) * (bar_w + gap) + 20
+    height = top + plot_h + 110
+    peak = max(counts, default=0) or 1
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{width / 2:.0f}" y="20" text-anchor="middle" font-size="13">'
+        f"{escape(heading)}</text>",
+    ]
+    base = top + plot_h
+    for fraction in (0, 0.25, 0.5, 0.75, 1):
+        y = base - fraction * plot_h
+        out.append(
+            f'<line x1="{left - 4}" y1="{y:.1f}" x2="{width - 20}" y2="{y:.1f}" stroke="#ddd"/>'
         )
-        fig.tight_layout()
-        fig.savefig(target, format="png")
-    finally:
-        plt.close(fig)
-    return True
+        out.append(
+            f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end">{peak * fraction:,.0f}</text>'
+        )
+    for i, (bucket, count) in enumerate(zip(buckets, counts)):
+        x = left + gap / 2 + i * (bar_w + gap)
+        h = count / peak * plot_h
+        label = bucket_label(bucket)
+        out.append(
+            f'<rect x="{x:.1f}" y="{base - h:.1f}" width="{bar_w}" height="{h:.1f}" '
+            f'fill="#4c72b0"><title>{label} tokens: {count:,} documents</title></rect>'
+        )
+        cx, cy = x + bar_w / 2, base + 12
+        out.append(
+            f'<text x="{cx:.1f}" y="{cy:.1f}" text-anchor="end" '
+            f'transform="rotate(-45 {cx:.1f} {cy:.1f})">{label}</text>'
+        )
+    out.append(f'<line x1="{left - 4}" y1="{base}" x2="{width - 20}" y2="{base}" stroke="#333"/>')
+    out.append(
+        f'<text x="{width / 2:.0f}" y="{height - 10}" text-anchor="middle">'
+        "document length in tokens</text>"
+    )
+    out.append(
+        f'<text x="16" y="{top + plot_h / 2:.0f}" text-anchor="middle" '
+        f'transform="rotate(-90 16 {top + plot_h / 2:.0f})">documents</text>'
+    )
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

@@ -154,7 +154,7 @@ def test_a_rerun_of_an_s3_output_puts_no_output_part_or_record(
     assert set(puts()) <= {
         "tokens/.batchtok/lock",
         "tokens/_batchtok_summary.json",
-        "tokens/_batchtok_token_stats.png",
+        "tokens/_batchtok_token_stats.svg",
     }, puts()
     after = objects(endpoint, "out-b", "tokens/")
     assert {k: v for k, v in after.items() if not k.startswith("_")} == {

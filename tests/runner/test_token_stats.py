@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pyarrow.parquet as pq
 import pytest
@@ -67,8 +68,7 @@ def test_the_statistics_are_the_whole_outputs_after_a_rerun_and_a_partial_rerun(
     code, output = invoke("run", job)
     assert code == 3, output
     first = _check(out, ["a.parquet", "b.parquet"])
-    chart = out / "_batchtok_token_stats.png"
-    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    _check_chart(out / "_batchtok_token_stats.svg", first)
     code, output = invoke("run", job)
     assert code == 3 and "nothing to do" in output, output
     assert summary(out)["token_stats"] == first
@@ -149,3 +149,39 @@ def test_merging_is_associative_commutative_and_survives_json(
     right = _copy(x).merge(_copy(z).merge(_copy(y)))
     assert left.to_json() == right.to_json()
     assert _copy(left).to_json() == left.to_json()
+
+
+def _check_chart(chart: Path, report: dict) -> None:
+    """The SVG chart parses and holds one bar per histogram bucket, its count in the tooltip
+    and its height proportional to it, under a title with the headline counts."""
+    root = ElementTree.fromstring(chart.read_text(encoding="utf-8"))
+    ns = "{http://www.w3.org/2000/svg}"
+    bars = [r for r in root.iter(f"{ns}rect") if r.find(f"{ns}title") is not None]
+    histogram = report["length_histogram"]
+    assert [b.find(f"{ns}title").text for b in bars] == [
+        f"{label} tokens: {count:,} documents" for label, count in histogram.items()
+    ]
+    heights = [float(b.get("height")) for b in bars]
+    peak = max(histogram.values())
+    for height, count in zip(heights, histogram.values()):
+        assert abs(height - count / peak * max(heights)) < 0.1
+    texts = [t.text for t in root.iter(f"{ns}text")]
+    assert f"{report['documents']:,} documents, {report['tokens']:,} tokens" in texts[0]
+
+
+def test_the_chart_replaces_one_an_older_batchtok_drew_and_escapes_the_job_name(
+    tmp_path: Path,
+) -> None:
+    write_parquet(tmp_path / "in" / "a.parquet", texts(40, seed=3), row_group_size=40)
+    job = basic_job(tmp_path, name="a<b>&c")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "_batchtok_token_stats.png").write_bytes(b"\x89PNG\r\n\x1a\n old")
+    code, output = invoke("run", job)
+    assert code == 0, output
+    assert not (out / "_batchtok_token_stats.png").exists()
+    chart = out / "_batchtok_token_stats.svg"
+    _check_chart(chart, summary(out)["token_stats"])
+    root = ElementTree.fromstring(chart.read_text(encoding="utf-8"))
+    heading = next(root.iter("{http://www.w3.org/2000/svg}text")).text
+    assert heading.startswith("a<b>&c: 40 documents")
