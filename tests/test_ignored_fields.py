@@ -42,15 +42,36 @@ def _objects(node, path=""):
 PROBED_FILES = spread(ALL_FILES if FULL else [n for n in ALL_FILES if n != "gemma3"], 6)
 
 
+def _with_small_model(data: dict) -> dict:
+    """``data`` with its model's vocab cut to the single chars, the unknown token and the
+    added tokens' entries (and no merges): the same file for every object outside the model,
+    which the oracle then loads in milliseconds instead of a second for a 128k vocab. Models
+    whose vocab is a list (Unigram) are left whole."""
+    model = data.get("model") or {}
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict):
+        return data
+    keep = {t["content"] for t in data.get("added_tokens") or []} | {model.get("unk_token")}
+    small = dict(model)
+    small["vocab"] = {t: i for t, i in vocab.items() if len(t) == 1 or t in keep}
+    if "merges" in small:
+        small["merges"] = []
+    return {**data, "model": small}
+
+
 @pytest.mark.parametrize("name", PROBED_FILES)
 def test_an_unknown_key_anywhere_loads_where_the_oracle_loads(name):
-    data = json.loads(tokenizer_json(name))
+    whole = json.loads(tokenizer_json(name))
+    small = _with_small_model(whole)
     shapes = set()
-    for path, obj in list(_objects(data)):
+    for path, obj in list(_objects(whole)):
         shape = (re.sub(r"\[\d+\]", "[]", path), obj.get("type"))
         if shape in shapes:
             continue
         shapes.add(shape)
+        # the top level and the model are probed in the whole file; any other object in the
+        # file with the small model, which holds that same object
+        data = whole if path == "" or path.startswith("model") else small
         obj["zz_future"] = 1
         text = json.dumps(data)
         del obj["zz_future"]
