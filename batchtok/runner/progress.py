@@ -15,6 +15,7 @@ every ``interval`` seconds instead. ``--quiet`` keeps warnings and errors only;
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -71,6 +72,8 @@ class _ConsoleHandler(logging.Handler):
         self.console = console
 
     def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, "batchtok_wake", False):
+            return  # LogSession.close's wake-up call, not a message
         try:
             self.console.line(self.format(record))
         except Exception:  # noqa: BLE001 - logging must never break the run
@@ -136,6 +139,12 @@ class LogSession:
     def close(self) -> None:
         self.console.clear()
         self.logger.removeHandler(self.handler)
+        if isinstance(self.handler, MultiProcessingHandler):
+            # Its thread waits on the queue 0.2 s at a time before it looks whether the handler
+            # was closed: a record it drops wakes it at once (every run ended 0.2 s later).
+            wake = logging.makeLogRecord({"msg": "", "batchtok_wake": True})
+            with contextlib.suppress(Exception):
+                self.handler.queue.put_nowait(wake)
         self.handler.close()
         level, propagate, handlers = self._saved
         self.logger.setLevel(level)
