@@ -22,7 +22,7 @@ included, as a cron job would pay them), median of ``--repeats``:
   prepended), for byte-level BPE files (llama3, gpt4o, qwen3, gpt35turbo, gpt2); its ids are
   checked too, and may differ where tiktoken is not exact (see benchmarks/README.md).
 * ``start-up``: a tiny job (24 documents, ~100 KB) run end to end with 2 workers, which is
-  almost only start-up (imports, tokenizer load, pre-warm, fork, one shard, summary); next
+  almost only start-up (imports, tokenizer load, fork, one shard, summary); next
   to it the interpreter alone (``python -c pass``) and the ``tokenizers`` pipeline on the
   same tiny input.
 

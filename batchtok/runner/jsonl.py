@@ -223,28 +223,3 @@ def read_rows(
             columns, bad = [[] for _ in fields], {}
     if columns[0]:
         yield pa.RecordBatch.from_arrays(columns, schema=schema), bad
-
-
-def sample_texts(
-    path: str, field: str, max_chars: int, budget: int, storage: Any = None
-) -> list[str]:
-    """Up to ``budget`` chars of texts of at most ``max_chars`` from the start of a file (an
-    object, read with ``storage``, for a URI), for the pre-warm; unreadable lines are skipped
-    (the workers report them)."""
-    from .storage import StorageOptions, is_uri, open_input
-
-    codec = jsonl_compression(path)
-    texts: list[str] = []
-    source = open_input(path, storage or StorageOptions()) if is_uri(path) else open(path, "rb")
-    with source as raw:
-        for line in iter_lines(open_stream(raw, None if codec is False else codec)):
-            if budget <= 0:
-                break
-            try:
-                text = json.loads(line).get(field)
-            except (ValueError, AttributeError):
-                continue
-            if isinstance(text, str) and len(text) <= max_chars:
-                texts.append(text)
-                budget -= len(text)
-    return texts

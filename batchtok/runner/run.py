@@ -60,8 +60,6 @@ from .worker import (
     ShardTask,
     current_rss_mb,
     prepare_workers,
-    prewarm,
-    prewarm_budget,
 )
 
 log = logging.getLogger("batchtok.runner")
@@ -290,14 +288,6 @@ class _Run:
             "fork" if job.executor == "local" else "Ray actors",
             job.tokenizer_path.name,
         )
-        if self.workers > 1 and job.executor == "local":
-            todo = [st for st in self.states.values() if st.resolved and not st.complete]
-            budget = prewarm_budget(
-                sum(sh.text_bytes for st in todo for sh in st.shards), self.workers
-            )
-            if budget:
-                paths = [st.file.path for st in todo]
-                prewarm(tok, job.text_column, job.add_special_tokens, paths, job.storage, budget)
         self.session.for_workers()
         # what each worker starts from: its copy-on-write view of the parent's pages
         self.stats.fork_rss_mb = current_rss_mb()

@@ -32,7 +32,7 @@ from . import store
 from .cache import RowGroupHash, file_xxh3, hash_row_groups, stat_key
 from .encode import Encoder, SpecialCounter, TokenizerFacts
 from .errors import BadRowError, CorruptFileError, InputChangedError
-from .jsonl import Block, block_bytes_of, is_jsonl, open_stream, read_rows, sample_texts
+from .jsonl import Block, block_bytes_of, open_stream, read_rows
 from .lock import check_lock
 from .output import (
     PAGE_CHECKSUMS,
@@ -53,13 +53,6 @@ Report = Callable[[ShardStats], None]  # sends a progress report to the parent
 BAD_ROWS_LOGGED = 10  # per shard; the rest are counted
 BAD_ROW_EXAMPLES = 20  # per shard, returned for the summary
 PACKED_ROW_GROUP_IDS = 16_000_000  # ids per row group of packed Parquet
-PREWARM_CHARS = 4_000_000  # of text encoded in the parent before forking (see prewarm)
-# The parent encodes at most this share of one worker's part of the job (its cores wait
-# meanwhile), and nothing when that is under PREWARM_MIN_CHARS: a small job is encoded once,
-# by the workers, instead of first in the parent.
-PREWARM_SHARE = 1 / 8
-PREWARM_MIN_CHARS = 256_000
-PREWARM_MAX_TEXT = 20_000  # bytes: longer texts are not in the pre-warm sample
 
 
 @dataclass(frozen=True)
@@ -99,77 +92,6 @@ def _publish_guard() -> None:
     lock = _STATE.get("lock")
     if lock is not None:
         check_lock(*lock)
-
-
-def prewarm_budget(text_bytes: int, workers: int) -> int:
-    """Chars of the pre-warm sample for a job of ``text_bytes`` to encode on ``workers``:
-    :data:`PREWARM_SHARE` of a worker's part, at most :data:`PREWARM_CHARS`, 0 (none) under
-    :data:`PREWARM_MIN_CHARS`."""
-    budget = min(PREWARM_CHARS, int(text_bytes / max(1, workers) * PREWARM_SHARE))
-    return budget if budget >= PREWARM_MIN_CHARS else 0
-
-
-def prewarm(
-    tok: Tokenizer,
-    text_column: str,
-    add_special_tokens: bool,
-    paths: list[str],
-    storage: StorageOptions | None = None,
-    chars: int = PREWARM_CHARS,
-) -> None:
-    """Encode a small sample in the parent before forking, so every worker starts with the
-    most frequent pieces already in its (inherited) cache instead of each computing them
-    again. Results are unchanged: the cache only ever holds exact ids.
-
-    The sample is bounded: ``chars`` in all (see :func:`prewarm_budget`), texts of at most
-    :data:`PREWARM_MAX_TEXT` chars each (a huge row is the workers' to encode, once), and any
-    row that cannot be read or encoded is left to the workers, which report it by file and row.
-    """
-    import pyarrow.compute as pc
-
-    budget = chars
-    texts: list[str] = []
-    for path in paths:
-        if budget <= 0:
-            break
-        if is_jsonl(path):
-            try:
-                texts += sample_texts(path, text_column, PREWARM_MAX_TEXT, budget, storage)
-            except (OSError, pa.ArrowException):
-                continue  # the worker reports the file properly
-            budget = chars - sum(map(len, texts))
-            continue
-        try:
-            source = open_input(path, storage or StorageOptions()) if is_uri(path) else path
-            batches = pq.ParquetFile(source).iter_batches(
-                batch_size=256, row_groups=[0], columns=[text_column], use_threads=False
-            )
-            for batch in batches:
-                column = batch.column(0)
-                short = pc.less_equal(pc.binary_length(column), PREWARM_MAX_TEXT)
-                try:
-                    values = column.filter(short).to_pylist()
-                except UnicodeDecodeError:
-                    continue
-                for text in values:
-                    if isinstance(text, str):
-                        texts.append(text)
-                        budget -= len(text)
-                if budget <= 0:
-                    break
-        except (OSError, pa.ArrowException, IndexError):
-            continue  # the worker reports the file properly
-    if texts:
-        started = time.monotonic()
-        try:
-            tok.encode_batch_ids(texts, add_special_tokens)
-        except Exception:  # a bad row is the workers' to report, with its position
-            return
-        log.debug(
-            "pre-warmed the piece cache with %d texts in %.1fs",
-            len(texts),
-            time.monotonic() - started,
-        )
 
 
 def peak_rss_mb() -> float:

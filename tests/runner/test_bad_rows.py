@@ -85,7 +85,7 @@ def test_empty_strings_are_not_bad_rows(tmp_path: Path) -> None:
 @pytest.mark.parametrize("workers", [1, 2])
 def test_invalid_utf8_in_a_string_column_is_a_bad_row(tmp_path: Path, workers: int) -> None:
     """Other writers store bytes that are not UTF-8 in string columns; such a row is a bad
-    row (named by file and row), and neither the pre-warm nor the shard stops on it."""
+    row (named by file and row), and the shard does not stop on it."""
     raw = [t.encode() for t in texts(40, seed=4)]
     raw[7] = b"caf\xe9 \xff\xfe"
     column = pa.array(raw, pa.binary()).view(pa.string())
