@@ -64,6 +64,7 @@ def bpe_files(draw) -> str:
         unk_token="<unk>" if with_unk else None,
         fuse_unk=draw(st.booleans()),
         byte_fallback=byte_fallback,
+        ignore_merges=draw(st.booleans()),
     )
     return model_file(model)
 
@@ -113,3 +114,15 @@ def test_without_an_unk_token_an_unknown_char_vanishes_and_its_neighbours_merge(
     assert BoundarySplitter.for_model(ours.model) is None
     assert_ids_and_decode((ours, ref), ["éa" + MARK, "aé" + MARK + "a", "é" + MARK])
     assert ours.encode_ids("éa" + MARK, False) == [2]
+
+
+def test_with_ignore_merges_a_part_that_is_a_token_is_still_merged():
+    """The case the pair-cut tests found: "b" is in no longer token, so "aab" could be cut into
+    "aa" | "b"; "aa" is a token no merge makes, and with ignore_merges only the whole word is
+    looked up. The oracle gives a, a, b."""
+    vocab = {"a": 0, "b": 1, "aa": 2} | {f"<0x{b:02X}>": 3 + b for b in range(256)}
+    model = bpe_model(vocab, [], byte_fallback=True, ignore_merges=True)
+    ours, ref = pair_from_json(model_file(model))
+    assert BoundarySplitter.for_model(ours.model) is None
+    assert_ids_and_decode((ours, ref), ["aab", "aa", "baab", "aabaa"])
+    assert ours.encode_ids("aab", False) == [0, 0, 1]

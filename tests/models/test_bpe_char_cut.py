@@ -42,7 +42,7 @@ BYTE_LEVEL_DECODER = {
 WORD = st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=8).map("".join)
 
 
-def _merge_everywhere(word: list[str], a: str, b: str) -> list[str]:
+def merge_everywhere(word: list[str], a: str, b: str) -> list[str]:
     out: list[str] = []
     for s in word:
         if out and out[-1] == a and s == b:
@@ -69,7 +69,7 @@ def byte_level_files(draw) -> tuple[str, list[str]]:
         merges.append([a, b])
         if a + b not in tokens:
             tokens.append(a + b)
-        symbols = [_merge_everywhere(w, a, b) for w in symbols]
+        symbols = [merge_everywhere(w, a, b) for w in symbols]
     for word in draw(st.lists(st.sampled_from(words), max_size=3)):
         mapped = byte_level_map(word)
         start = draw(st.integers(0, len(mapped) - 1))
@@ -90,8 +90,8 @@ def _texts(words: list[str]):
     return st.lists(st.lists(part, min_size=1, max_size=24).map("".join), min_size=1, max_size=4)
 
 
-def _whole_merge(model, word: str) -> list[int]:
-    """What BPE gives ``word`` without any cut."""
+def whole_merge(model, word: str) -> list[int]:
+    """What BPE gives ``word`` (every char a vocab token) without any cut."""
     if model.ignore_merges and word in model.vocab:
         return [model.vocab[word]]
     return model._merge([model.vocab[c] for c in word])
@@ -124,7 +124,7 @@ def test_a_cut_word_merges_as_the_whole_word(data, file):
     for word in map(byte_level_map, data.draw(_texts(words))):
         parts = cut.split(word)
         assert "".join(parts) == word
-        assert model.tokenize(word) == _whole_merge(model, word)
+        assert model.tokenize(word) == whole_merge(model, word)
 
 
 def _bytes_of(text: str) -> list[str]:
@@ -227,7 +227,7 @@ def test_real_files_cut_words_merge_as_whole_words(name):
     was_cut = 0
     for word in long_words:
         was_cut += len(cut.split(word)) > 1
-        assert model.tokenize(word) == _whole_merge(model, word), word
+        assert model.tokenize(word) == whole_merge(model, word), word
     assert was_cut > len(long_words) // 4 > 10
     sample = corpora.sample_docs("multilingual", ORACLE_DOCS, 2000) + adversarial.SPECIAL_TEXT
     assert_same_ids(ours, ref, sample, add_special_tokens=False)
