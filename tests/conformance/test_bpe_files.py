@@ -12,8 +12,8 @@ from tests.support import adversarial, corpora, tier
 from tests.support.oracle import assert_conforms, assert_same_encoding, assert_same_ids
 
 # The default tier samples each corpus to these many chars (the full tier takes all of it).
-ENGLISH_CHARS = CODE_CHARS = 300_000
-LANGUAGE_CHARS = 30_000
+ENGLISH_CHARS = CODE_CHARS = 200_000
+LANGUAGE_CHARS = 20_000
 
 
 def test_english(real_pair):

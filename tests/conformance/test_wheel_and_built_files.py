@@ -24,7 +24,7 @@ from tests.support.oracle import (
 )
 
 # Documents per corpus kind (per language for multilingual), each cut to this many chars.
-DOCS, LANGUAGE_DOCS, CHARS = tier.count(40, 12), tier.count(4, 2), 3000
+DOCS, LANGUAGE_DOCS, CHARS = tier.count(40, 8), tier.count(4, 1), 3000
 # A truncated pair overflows into every window of one side times every window of the other:
 # 40 pairs of 3000-char texts make ~100k encodings on each side (GBs). The default tier pairs
 # texts cut to this many chars, which still overflow into several windows each.

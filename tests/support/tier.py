@@ -18,7 +18,7 @@ T = TypeVar("T")
 FULL = os.environ.get("BATCHTOK_TEST_TIER") == "full"
 
 # The default tier runs this share of each hypothesis test's examples (at least MIN_EXAMPLES).
-EXAMPLE_SHARE = 0.15
+EXAMPLE_SHARE = 0.1
 MIN_EXAMPLES = 20
 
 
