@@ -91,9 +91,20 @@ def token_bytes(ids: Any, typecode: str) -> memoryview:
 
 _LITTLE = sys.byteorder == "little"
 _ARROW_MIN = 256  # shorter documents: pyarrow's per-call cost exceeds array()'s
+# Arrow's integer types by (kind, bytes), numpy's typestr letters: pyarrow needs numpy to read a
+# dtype string, and batchtok runs without numpy.
+_ARROW_INTS = {
+    ("i", 1): pa.int8(),
+    ("u", 1): pa.uint8(),
+    ("i", 2): pa.int16(),
+    ("u", 2): pa.uint16(),
+    ("i", 4): pa.int32(),
+    ("u", 4): pa.uint32(),
+    ("i", 8): pa.int64(),
+    ("u", 8): pa.uint64(),
+}
 _ARROW_TYPES = {
-    code: pa.from_numpy_dtype(f"{'u' if code.isupper() else 'i'}{array(code).itemsize}")
-    for code in "bBhHiIlLqQ"
+    code: _ARROW_INTS["u" if code.isupper() else "i", array(code).itemsize] for code in "bBhHiIlLqQ"
 }
 
 
@@ -107,7 +118,7 @@ def _arrow_type(ids: Any) -> pa.DataType | None:
     kind, size = interface["typestr"][1], int(interface["typestr"][2:])
     if kind not in "iu" or interface["typestr"][0] == ">":
         return None
-    return pa.from_numpy_dtype(f"{kind}{size}")
+    return _ARROW_INTS.get((kind, size))
 
 
 def packed_lengths(tokens: int, pack_length: int) -> Iterator[array]:
