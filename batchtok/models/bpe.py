@@ -13,7 +13,7 @@ from ..errors import EncodeError, NotReproducibleError, TokenizerFileError
 from ..utils.json_numbers import as_serde_f32
 from ..utils.spec import Spec
 from .base import Model, read_vocab, refuse_shared_ids
-from .bpe_boundary import CharCut
+from .bpe_boundary import CharCut, PairCut
 
 # Words longer than this (in symbols) merge with a heap: O(n log n) instead of O(n^2).
 _HEAP_THRESHOLD = 256
@@ -22,6 +22,9 @@ _HEAP_THRESHOLD = 256
 _CUT_MIN = 36
 # Parts of cut words kept (cleared when full): a part repeats far more than a whole word.
 _SEGMENT_ENTRIES = 1 << 16
+# Words at least this long (in chars) are cut where no vocab token holds two adjacent chars
+# (PairCut: vocabularies that are not byte-level).
+_PAIR_CUT_MIN = 4
 
 
 _NEVER = 1 << 62  # the rank of a pair that has no merge
@@ -84,6 +87,7 @@ class BPE(Model):
             pairs[id_a * stride + id_b] = rank << 32 | id_new
         self._byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
         self._char_cut = CharCut.for_model(self)
+        self._pair_cut = PairCut.for_model(self) if self._char_cut is None else None
         self._segments: dict[str, list[int]] = {}
 
     # -- encoding -----------------------------------------------------------------------------
@@ -143,6 +147,12 @@ class BPE(Model):
                 n = len(ids)
                 if n < 2:
                     return ids
+                pair_cut = self._pair_cut
+                if pair_cut is not None and n >= _PAIR_CUT_MIN:
+                    parts = pair_cut.split(word)
+                    if len(parts) > 1:
+                        return self._merge_parts(parts)
+                    return self._merge(ids)
                 if n <= _HEAP_THRESHOLD and n < _CUT_MIN:
                     return self._merge_loop(ids)
                 cut = self._char_cut

@@ -10,7 +10,7 @@ and on the real byte-level files over multilingual and adversarial text.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import batchtok
@@ -21,7 +21,7 @@ from tests.models.test_bpe_boundary import bpe_model
 from tests.support import adversarial, corpora, tier
 from tests.support.models import assert_ids_and_decode, model_file
 from tests.support.oracle import assert_same_ids, pair_for, pair_from_json
-from tests.support.tier import examples
+from tests.support.tier import long_examples
 
 # Chars of three and four bytes (the ones cut), and some of one and two.
 WIDE = ["中", "文", "的", "是", "ก", "ข", "あ", "い", "한", "😀"]
@@ -52,6 +52,26 @@ def merge_everywhere(word: list[str], a: str, b: str) -> list[str]:
     return out
 
 
+def learn_merges(draw, symbols: list[list[str]], tokens: list[str], rounds: int) -> list[list[str]]:
+    """Up to ``rounds`` merges, each picked among the adjacent symbols of ``symbols`` (both of
+    them ``tokens``) and applied to them; each merged token is added to ``tokens``."""
+    merges: list[list[str]] = []
+    known = set(tokens)
+    for _ in range(draw(st.integers(0, rounds))):
+        pairs = sorted(
+            {(a, b) for w in symbols for a, b in zip(w, w[1:]) if a in known and b in known}
+        )
+        if not pairs:
+            break
+        a, b = draw(st.sampled_from(pairs))
+        merges.append([a, b])
+        if a + b not in known:
+            tokens.append(a + b)
+            known.add(a + b)
+        symbols[:] = [merge_everywhere(w, a, b) for w in symbols]
+    return merges
+
+
 @st.composite
 def byte_level_files(draw) -> tuple[str, list[str]]:
     """(a byte-level BPE tokenizer.json, its training words): merges picked among the
@@ -60,16 +80,7 @@ def byte_level_files(draw) -> tuple[str, list[str]]:
     words = draw(st.lists(WORD, min_size=1, max_size=6))
     symbols = [list(byte_level_map(w)) for w in words]
     tokens = list(BYTE_TO_CHAR)
-    merges: list[list[str]] = []
-    for _ in range(draw(st.integers(0, 40))):
-        pairs = sorted({(a, b) for w in symbols for a, b in zip(w, w[1:])})
-        if not pairs:
-            break
-        a, b = draw(st.sampled_from(pairs))
-        merges.append([a, b])
-        if a + b not in tokens:
-            tokens.append(a + b)
-        symbols = [merge_everywhere(w, a, b) for w in symbols]
+    merges = learn_merges(draw, symbols, tokens, 40)
     for word in draw(st.lists(st.sampled_from(words), max_size=3)):
         mapped = byte_level_map(word)
         start = draw(st.integers(0, len(mapped) - 1))
@@ -97,22 +108,14 @@ def whole_merge(model, word: str) -> list[int]:
     return model._merge([model.vocab[c] for c in word])
 
 
-@settings(
-    max_examples=examples(400),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@long_examples(400)
 @given(data=st.data(), file=byte_level_files())
 def test_random_vocabularies_match_the_oracle(data, file):
     text, words = file
     assert_ids_and_decode(pair_from_json(text), data.draw(_texts(words)))
 
 
-@settings(
-    max_examples=examples(2000),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@long_examples(2000)
 @given(data=st.data(), file=byte_level_files())
 def test_a_cut_word_merges_as_the_whole_word(data, file):
     """The proof itself, on many more vocabularies than the oracle can check: every cut

@@ -13,6 +13,8 @@ import random
 from collections.abc import Sequence
 from typing import TypeVar
 
+from hypothesis import HealthCheck, settings
+
 T = TypeVar("T")
 
 FULL = os.environ.get("BATCHTOK_TEST_TIER") == "full"
@@ -27,6 +29,16 @@ def examples(full: int) -> int:
     if FULL:
         return full
     return min(full, max(MIN_EXAMPLES, round(full * EXAMPLE_SHARE)))
+
+
+def long_examples(full: int) -> settings:
+    """Hypothesis settings for a property over generated files: :func:`examples` of ``full``,
+    no deadline (the machine's load varies), and no health check for slow or large draws."""
+    return settings(
+        max_examples=examples(full),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
 
 
 def docs(corpus: Sequence[str], budget_chars: int, key: str = "") -> list[str]:
