@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from .._tables import bert as bert_tables
@@ -17,15 +18,20 @@ _CJK = re.compile(
 )
 
 
-class BertNormalizer(Normalizer):
-    """clean_text, then CJK padding, then NFD + non-spacing-mark removal, then lowercase, with
-    the library's own char classes (read off the oracle)."""
-
-    _clean = {
+@functools.cache
+def _translations() -> tuple[dict[int, str | None], dict[int, None]]:
+    """(clean_text's table, the non-spacing marks' table): built on first use, not at import
+    (expanding the ranges takes 40 ms, which every process that never meets BERT would pay)."""
+    clean = {
         **ranges_table(bert_tables.CLEAN_DELETES, None),
         **ranges_table(bert_tables.CLEAN_SPACES, " "),
     }
-    _nonspacing = ranges_table(bert_tables.NONSPACING_MARKS, None)
+    return clean, ranges_table(bert_tables.NONSPACING_MARKS, None)
+
+
+class BertNormalizer(Normalizer):
+    """clean_text, then CJK padding, then NFD + non-spacing-mark removal, then lowercase, with
+    the library's own char classes (read off the oracle)."""
 
     def __init__(
         self, clean_text: bool, handle_chinese_chars: bool, strip_accents: bool, lowercase: bool
@@ -36,28 +42,30 @@ class BertNormalizer(Normalizer):
         self._lower = Lowercase() if lowercase else None
 
     def normalize(self, text: str) -> str:
+        clean, nonspacing = _translations()
         if self.clean_text:
-            text = text.translate(self._clean)
+            text = text.translate(clean)
         if self.handle_chinese_chars and not text.isascii():
             text = _CJK.sub(r" \1 ", text)
         if self._nfd is not None and not text.isascii():
-            text = self._nfd.normalize(text).translate(self._nonspacing)
+            text = self._nfd.normalize(text).translate(nonspacing)
         if self._lower is not None:
             text = self._lower.normalize(text)
         return text
 
     def leading_at_origin(self, text: str, count: int) -> int:
         # The same steps as normalize, each per char except NFD.
+        clean, nonspacing = _translations()
         if self.clean_text:
-            count = len(text[:count].translate(self._clean))
-            text = text.translate(self._clean)
+            count = len(text[:count].translate(clean))
+            text = text.translate(clean)
         if self.handle_chinese_chars:
             count = len(_CJK.sub(r" \1 ", text[:count]))
             text = _CJK.sub(r" \1 ", text)
         if self._nfd is not None:
             count = self._nfd.leading_at_origin(text, count)
             text = self._nfd.normalize(text)
-            count = len(text[:count].translate(self._nonspacing))
+            count = len(text[:count].translate(nonspacing))
         if self._lower is not None:
             count = per_char(self._lower.normalize, text, count)
         return count
