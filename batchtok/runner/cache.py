@@ -88,7 +88,7 @@ class TextHasher:
             for chunk in array.chunks:
                 self.update(chunk)
             return
-        import pyarrow.compute as pc  # ~0.1 s to import: only when hashing
+        import pyarrow.compute as pc  # imported when needed: see worker.import_before_fork
 
         lengths = pc.binary_length(array).cast(pa.int64())
         if array.null_count:

@@ -43,7 +43,7 @@ from typing import Any
 
 from .errors import BadRowError, RunnerError
 from .stats import ShardStats
-from .worker import TaskResult, run_task
+from .worker import TaskResult, import_before_fork, run_task
 
 log = logging.getLogger("batchtok.runner")
 
@@ -219,6 +219,7 @@ class LocalExecutor(TaskQueue):
     _started: int = 0
 
     def __enter__(self) -> LocalExecutor:
+        import_before_fork()
         gc.collect()
         gc.freeze()
         return self

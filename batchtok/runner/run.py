@@ -274,29 +274,45 @@ class _Run:
                 extra={"event": "padding_not_applied"},
             )
         self._report_orphans()
-        if not self._hash_inputs() or self._nothing_to_do():
-            return
-        tok = prep.loaded_tokenizer()
-        configure_tokenizer(tok, job, prep.facts)
-        prepare_workers(tok, prep.facts, encode_settings(job, prep.facts), self._lock_state())
-        log.info(
-            "job %s: %d files, %d shards, %d workers (%s), tokenizer %s",
-            job.name,
-            len(prep.files),
-            sum(len(st.shards) for st in self.states.values()),
-            self.workers,
-            "fork" if job.executor == "local" else "Ray actors",
-            job.tokenizer_path.name,
-        )
-        self.session.for_workers()
-        # what each worker starts from: its copy-on-write view of the parent's pages
-        self.stats.fork_rss_mb = current_rss_mb()
-        with self._executor() as executor:
-            self._encode_phase(executor)
+        need_hash = self._inputs_to_hash()
+        if need_hash and prep.tokenizer is not None and job.executor == "local":
+            # Loaded already (to learn its facts): hash and encode on the same workers, one
+            # fork for both phases.
+            self._prepare_encoders()
+            with self._executor() as executor:
+                self._hash_phase(executor, need_hash)
+                if self.stopping or self._nothing_to_do():
+                    return
+                self._encode_phase(executor)
+        else:
+            if need_hash:
+                # Workers without a tokenizer: an input whose stat changed but not its content
+                # (touched, copied back) costs a hash, not a tokenizer load.
+                prepare_workers(None, None, encode_settings(job), self._lock_state())
+                self.session.for_workers()
+                with self._executor() as executor:
+                    self._hash_phase(executor, need_hash)
+            if self.stopping or self._nothing_to_do():
+                return
+            self._prepare_encoders()
+            with self._executor() as executor:
+                self._encode_phase(executor)
         if not self.stats.failures and self.parts_dir.exists():
             # Every file is complete, so any part left is from inputs that changed since.
             for stale in self.parts_dir.glob("*.parquet"):
                 remove_part(stale)
+
+    def _prepare_encoders(self) -> None:
+        """Load and configure the tokenizer and set the workers' state (call before forking
+        the workers that encode)."""
+        job, prep = self.job, self.prep
+        assert prep is not None
+        tok = prep.loaded_tokenizer()
+        configure_tokenizer(tok, job, prep.facts)
+        prepare_workers(tok, prep.facts, encode_settings(job, prep.facts), self._lock_state())
+        self.session.for_workers()
+        # what each worker starts from: its copy-on-write view of the parent's pages
+        self.stats.fork_rss_mb = current_rss_mb()
 
     def _executor(self) -> LocalExecutor | RayExecutor:
         """A phase's workers: forked processes, or actors on a Ray cluster (never both:
@@ -308,9 +324,9 @@ class _Run:
             )
         return LocalExecutor(self.workers)
 
-    def _hash_inputs(self) -> bool:
-        """Resolve every input's shards, hashing (in workers) those whose stat changed;
-        False if the run is stopping."""
+    def _inputs_to_hash(self) -> list[InputFile]:
+        """Resolve the shards of every input whose stat is unchanged since its hashes were
+        remembered; the others, to hash."""
         assert self.prep is not None
         need_hash: list[InputFile] = []
         for f in self.prep.files:
@@ -321,14 +337,7 @@ class _Run:
                 need_hash.append(f)
             else:
                 self._resolve(f, hashes, record)
-        if need_hash:
-            # Workers without a tokenizer: an input whose stat changed but not its content
-            # (touched, copied back) costs a hash, not a tokenizer load.
-            prepare_workers(None, None, encode_settings(self.job), self._lock_state())
-            self.session.for_workers()
-            with self._executor() as executor:
-                self._hash_phase(executor, need_hash)
-        return not self.stopping
+        return need_hash
 
     def _nothing_to_do(self) -> bool:
         if not all(st.complete for st in self.states.values() if st.resolved):
@@ -492,6 +501,16 @@ class _Run:
     def _encode_phase(self, executor: LocalExecutor) -> None:
         if self.stopping:
             return
+        job = self.job
+        log.info(
+            "job %s: %d files, %d shards, %d workers (%s), tokenizer %s",
+            job.name,
+            len(self.states),
+            sum(len(st.shards) for st in self.states.values()),
+            self.workers,
+            "fork" if job.executor == "local" else "Ray actors",
+            job.tokenizer_path.name,
+        )
         tasks, joins = self._shards_to_encode()
         # Exact text bytes (counted while hashing), for the progress display's ETA.
         total_bytes = 0

@@ -324,8 +324,16 @@ def texts_and_bad_rows(
     return texts, pairs, bad
 
 
+def import_before_fork() -> None:
+    """Import in the parent, before it forks a phase's workers, what every task imports on
+    first use. ``pyarrow.compute`` (hashing and encoding both use it) takes about 50 ms to
+    import; imported lazily, each worker of each phase paid it again. It stays out of the
+    module's imports so a run with nothing to do never loads it."""
+    import pyarrow.compute  # noqa: F401
+
+
 def _text_bytes(piece: pa.RecordBatch, settings: EncodeSettings) -> int:
-    import pyarrow.compute as pc  # ~0.1 s to import: only when encoding
+    import pyarrow.compute as pc  # see import_before_fork
 
     total = 0
     for name in (settings.text_column, settings.pair_column):

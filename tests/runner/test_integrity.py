@@ -103,14 +103,13 @@ def test_the_tokenizer_is_loaded_from_the_bytes_that_were_hashed(
     assert invoke("run", job)[0] == 0  # its facts are remembered: the next run loads later
     write_parquet(tmp_path / "in" / "b.parquet", texts(30, seed=2))
     monkeypatch.setattr(encode_module, "_LOADED", {})  # as in a new process
-    original = run_module._Run._hash_inputs
+    original = run_module._Run._hash_phase
 
-    def hash_then_replace(self):
-        done = original(self)
+    def hash_then_replace(self, executor, files):
+        original(self, executor, files)
         os.replace(other, tokenizer)
-        return done
 
-    monkeypatch.setattr(run_module._Run, "_hash_inputs", hash_then_replace)
+    monkeypatch.setattr(run_module._Run, "_hash_phase", hash_then_replace)
     code, output = invoke("run", job)
     assert code == 0, output
     _check_outputs(tmp_path / "out", tmp_path / "in")  # GPT-2's ids, not the template's

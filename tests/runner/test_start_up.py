@@ -1,16 +1,22 @@
 """What a run pays before and after its shards: closing the log session neither waits on
-nor prints its wake-up record, and the parent encodes nothing itself (no pre-warm: a sample
-encoded in the parent before forking cost more wall time than it saved the workers)."""
+nor prints its wake-up record, the parent encodes nothing itself (no pre-warm: a sample
+encoded in the parent before forking cost more wall time than it saved the workers), a run
+that has the tokenizer loaded forks its workers once for hashing and encoding, and the
+workers inherit the imports their tasks need."""
 
 from __future__ import annotations
 
 import io
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from batchtok import Tokenizer
+from batchtok.runner import encode as encode_module
+from batchtok.runner import executor as executor_module
 from batchtok.runner.progress import LogSession
 from tests.support.runner import basic_job, invoke, oracle, texts, write_parquet
 
@@ -46,14 +52,68 @@ def test_the_parent_encodes_no_row_of_a_job_its_workers_encode(tmp_path: Path, m
     assert table["input_ids"].to_pylist() == [e.ids for e in oracle().encode_batch(docs)]
 
 
+def test_workers_are_forked_once_when_the_tokenizer_is_loaded_already(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The first run loads the tokenizer to learn its facts: the same workers hash and encode.
+    A later run with a new input hashes it on workers without a tokenizer (an input touched
+    but unchanged then costs no load), and forks again to encode only if there is work."""
+    forks: list[list[str]] = []
+    real_enter = executor_module.LocalExecutor.__enter__
+    real_submit = executor_module.LocalExecutor.submit
+
+    def entering(self):
+        forks.append([])
+        return real_enter(self)
+
+    def submitting(self, task, first=False):
+        forks[-1].append(type(task).__name__)
+        return real_submit(self, task, first)
+
+    monkeypatch.setattr(executor_module.LocalExecutor, "__enter__", entering)
+    monkeypatch.setattr(executor_module.LocalExecutor, "submit", submitting)
+    write_parquet(tmp_path / "in" / "a.parquet", texts(40, seed=1))
+    job = basic_job(tmp_path)
+    assert invoke("run", job)[0] == 0
+    assert forks == [["HashTask", "ShardTask"]]
+
+    forks.clear()
+    monkeypatch.setattr(encode_module, "_LOADED", {})  # as in a new process
+    write_parquet(tmp_path / "in" / "b.parquet", texts(40, seed=2))
+    assert invoke("run", job)[0] == 0
+    assert forks == [["HashTask"], ["ShardTask"]]
+
+    forks.clear()
+    loaded: dict = {}
+    monkeypatch.setattr(encode_module, "_LOADED", loaded)
+    (tmp_path / "in" / "b.parquet").touch()  # a new stat, the same content
+    assert invoke("run", job)[0] == 0
+    assert forks == [["HashTask"]] and not loaded
+    for name, seed in (("a", 1), ("b", 2)):
+        table = pq.read_table(tmp_path / "out" / f"{name}.parquet")
+        expected = [e.ids for e in oracle().encode_batch(texts(40, seed=seed))]
+        assert table["input_ids"].to_pylist() == expected
+
+
+def test_workers_inherit_pyarrow_compute() -> None:
+    """Hashing and encoding both use pyarrow.compute: the parent imports it before forking (a
+    worker importing it itself paid about 50 ms, in every phase)."""
+    script = (
+        "import sys\n"
+        "from batchtok.runner import executor\n"
+        "assert 'pyarrow.compute' not in sys.modules\n"
+        "with executor.LocalExecutor(1):\n"
+        "    assert 'pyarrow.compute' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
 def test_a_run_needs_no_numpy(tmp_path: Path) -> None:
     """A Parquet job runs in a process where numpy cannot be imported (the trainer formats
     use it, a declared dependency; the engine and Parquet outputs do not): batchtok.formats
     once asked pyarrow for its integer types by numpy dtype names at import, which fails
     without numpy."""
-    import subprocess
-    import sys
-
     docs = texts(60, seed=6, max_words=40)
     write_parquet(tmp_path / "in" / "a.parquet", docs, row_group_size=20)
     job = basic_job(tmp_path)
