@@ -89,6 +89,7 @@ class BPE(Model):
         self._char_cut = CharCut.for_model(self)
         self._pair_cut = PairCut.for_model(self) if self._char_cut is None else None
         self._segments: dict[str, list[int]] = {}
+        self._segment_misses = 0  # chars of the parts merged because the segment cache lacked them
 
     # -- encoding -----------------------------------------------------------------------------
 
@@ -148,10 +149,13 @@ class BPE(Model):
                 if n < 2:
                     return ids
                 pair_cut = self._pair_cut
-                if pair_cut is not None and n >= _PAIR_CUT_MIN:
+                if pair_cut is not None and n >= _PAIR_CUT_MIN and pair_cut.wanted():
                     parts = pair_cut.split(word)
                     if len(parts) > 1:
-                        return self._merge_parts(parts)
+                        missed = self._segment_misses
+                        found = self._merge_parts(parts)
+                        pair_cut.account(n, self._segment_misses - missed)
+                        return found
                     return self._merge(ids)
                 if n <= _HEAP_THRESHOLD and n < _CUT_MIN:
                     return self._merge_loop(ids)
@@ -176,6 +180,7 @@ class BPE(Model):
         for part in parts:
             ids = segments.get(part)
             if ids is None:
+                self._segment_misses += len(part)
                 if len(segments) >= _SEGMENT_ENTRIES:
                     segments.clear()
                 ids = segments[part] = self._merge(list(map(vocab.__getitem__, part)))

@@ -123,6 +123,32 @@ def test_only_boundaries_beside_a_digit_punctuation_or_symbol_are_cut():
     assert cut.split("abab") == ["abab"]
 
 
+def test_the_cut_rests_after_a_window_whose_parts_were_mostly_new():
+    """A window of cut words most of whose chars had to be merged anyway turns the cut off
+    for REST words; a window of repeating parts keeps it on; the ids never change."""
+    ours, _ = pair_for("gemma3")
+    model = ours.model
+    cut = PairCut(model._pair_cut.pairs, model._pair_cut._candidates)
+    cut.account(cut.WINDOW, round(cut.WINDOW * cut.MAX_MISS_SHARE))  # at the limit: kept on
+    assert cut.wanted()
+    cut.account(cut.WINDOW, cut.WINDOW)  # every char new
+    assert [cut.wanted() for _ in range(cut.REST)] == [False] * cut.REST
+    assert cut.wanted()
+
+    words = ["\u2581PyOS_setsig(int", "\u2581x,", "\u2581(a)b", "\u2581192.168.0.1,"]
+    expected = [whole_merge(model, w) for w in words]
+    shared, model._pair_cut = model._pair_cut, cut  # (the loaded tokenizer is shared)
+    try:
+        cut.account(cut.WINDOW, cut.WINDOW)  # resting: the words go through whole
+        assert [model.tokenize(w) for w in words] == expected
+        assert cut._parts == 0
+        cut._resting = 0  # cutting
+        assert [model.tokenize(w) for w in words] == expected
+        assert cut._parts > 0  # the cut words were accounted
+    finally:
+        model._pair_cut = shared
+
+
 def test_a_byte_level_vocabulary_is_cut_by_chars_not_pairs():
     ours, _ = pair_for("llama3")
     assert ours.model._pair_cut is None and ours.model._char_cut is not None
