@@ -185,6 +185,11 @@ def _char_class(chars) -> str:
     return "".join(re.escape(c) for c in sorted(chars))
 
 
+def _absent_char(tokens: list[str]) -> str:
+    """The first char no token holds: a separator to join the tokens into one string."""
+    return next(c for c in map(chr, range(0x110000)) if not any(c in t for t in tokens))
+
+
 # GPT-2's chars for the UTF-8 continuation bytes (0x80-0xBF), and for the bytes that lead a
 # char of three or four bytes (0xE0-0xF7; CJK, kana, Hangul, Thai, Devanagari, emoji...).
 _CONTINUATION = "".join(BYTE_TO_CHAR[0x80:0xC0])
@@ -246,7 +251,7 @@ class CharCut:
 
     def _read_vocab(self) -> None:
         tokens = [t for t in self.vocab if len(t) > 1 and _HAS_WIDE.search(t, 1)]
-        sep = next(c for c in map(chr, range(0x110000)) if not any(c in t for t in tokens))
+        sep = _absent_char(tokens)
         joined = sep + sep.join(tokens) + sep
         # the unit before the boundary: a whole char of three or four bytes, or a token's
         # first unit when that is a run of continuation symbols (it starts mid-char)
@@ -335,7 +340,7 @@ class PairCut:
     def __init__(self, pairs: frozenset[str], candidates: re.Pattern[str]) -> None:
         self.pairs = pairs
         self._candidates = candidates
-        self._parts = self._misses = self._resting = 0
+        self._chars = self._missed = self._resting = 0  # of the window so far
 
     def wanted(self) -> bool:
         """Whether to cut the next word (False while resting after a window that missed)."""
@@ -347,12 +352,12 @@ class PairCut:
     def account(self, chars: int, missed: int) -> None:
         """Record that ``missed`` of a cut word's ``chars`` were in parts the segment cache
         lacked."""
-        self._parts += chars
-        self._misses += missed
-        if self._parts >= self.WINDOW:
-            if self._misses > self._parts * self.MAX_MISS_SHARE:
+        self._chars += chars
+        self._missed += missed
+        if self._chars >= self.WINDOW:
+            if self._missed > self._chars * self.MAX_MISS_SHARE:
                 self._resting = self.REST
-            self._parts = self._misses = 0
+            self._chars = self._missed = 0
 
     @staticmethod
     def for_model(model: BPE) -> PairCut | None:
@@ -372,7 +377,7 @@ class PairCut:
         if not chars:
             return None
         tokens = [t for t in model.vocab if len(t) > 1]
-        sep = next(c for c in map(chr, range(0x110000)) if not any(c in t for t in tokens))
+        sep = _absent_char(tokens)
         # every pair of adjacent chars inside a token (the separator stands between tokens)
         joined = sep.join(tokens)
         pairs = frozenset(p for p in set(map(add, joined, joined[1:])) if sep not in p)

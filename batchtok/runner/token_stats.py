@@ -173,7 +173,7 @@ class IdCounter:
     def count(self, ids: pa.Array, into: TokenStats) -> None:
         if not len(ids) or (self.unk_id is None and self.byte_ids is None):
             return
-        import pyarrow.compute as pc  # ~0.1 s to import: only when encoding
+        import pyarrow.compute as pc  # imported when needed: see worker.import_before_fork
 
         if self.unk_id is not None:
             into.unknown += pc.sum(pc.equal(ids, self.unk_id)).as_py() or 0

@@ -30,13 +30,13 @@ from typing import Any
 
 import pytest
 import tokenizers
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import batchtok
 from batchtok import DecodeError, EncodeError, TokenizerFileError
 from tests.support.fixtures import fixture_path
-from tests.support.tier import examples
+from tests.support.tier import examples, long_examples
 
 REPO = Path(__file__).resolve().parents[2]
 GPT2 = REPO / "configs" / "tokenizers" / "gpt2" / "tokenizer.json"
@@ -516,11 +516,7 @@ def check(name: str, what: str, raw: bytes, tmp: Path) -> None:
         signal.signal(signal.SIGALRM, previous)
 
 
-FUZZ = settings(
-    max_examples=examples(150),
-    deadline=None,  # bounded by EXAMPLE_SECONDS instead: the machine's load varies
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+FUZZ = long_examples(150)  # each example bounded by EXAMPLE_SECONDS instead of a deadline
 
 
 @pytest.mark.parametrize("name", SMALL)

@@ -141,10 +141,10 @@ def test_the_cut_rests_after_a_window_whose_parts_were_mostly_new():
     try:
         cut.account(cut.WINDOW, cut.WINDOW)  # resting: the words go through whole
         assert [model.tokenize(w) for w in words] == expected
-        assert cut._parts == 0
+        assert cut._chars == 0
         cut._resting = 0  # cutting
         assert [model.tokenize(w) for w in words] == expected
-        assert cut._parts > 0  # the cut words were accounted
+        assert cut._chars > 0  # the cut words were accounted
     finally:
         model._pair_cut = shared
 
