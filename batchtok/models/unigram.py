@@ -131,31 +131,71 @@ class Unigram(Model):
                 entry = table_get(word[start:end])
                 if entry is None:
                     break
-        out: list[str] = []
         scores: list[float] = []
         end = size
         margin = math.inf
-        unk_end = -1  # end of the unknown span being fused, walking backwards
         while end > 0:
-            start = start_of[end]
             gap = score[end] - second[end]
             if gap < margin:
                 margin = gap
             scores.append(node_score[end])
-            if node_id[end] == unk_id:
-                if unk_end < 0:
-                    unk_end = end
-            else:
-                if unk_end >= 0:
-                    out.append(word[end:unk_end])
-                    unk_end = -1
-                out.append(word[start:end])
-            end = start
-        if unk_end >= 0:
-            out.append(word[:unk_end])
-        out.reverse()
+            end = start_of[end]
         scores.reverse()
-        return out, margin, scores
+        return _path_strings(word, start_of, node_id, unk_id), margin, scores
+
+    def _best_ids(self, word: str) -> list[int]:
+        """The ids of ``word``'s best path, by the same visits and comparisons as
+        :meth:`_lattice` without its margins and node scores. A path holding an unknown node
+        (or the unk piece) has its text fused and looked up by :meth:`_ids_of`."""
+        size = len(word)
+        if not size:
+            return []
+        table_get = self._table.get
+        prefix_only = _PREFIX_ONLY
+        unk_id, unk_score = self.unk_id, self.unk_score
+        score = [-math.inf] * (size + 1)
+        score[0] = 0.0
+        start_of = [-1] * (size + 1)
+        node_id = [0] * (size + 1)
+        for start in range(size):
+            here = score[start]
+            # the one-char node (an unknown one when no one-char piece exists), then the
+            # longer pieces, shortest first, while the text read leads to some piece
+            entry = table_get(word[start])
+            end = start + 1
+            if entry is None or entry is prefix_only:
+                node, candidate = unk_id, unk_score + here
+            else:
+                node, candidate = entry[0], entry[1] + here
+            if candidate > score[end] or start_of[end] < 0:
+                if node is None:
+                    raise EncodeError(_MISSING_UNK)
+                score[end] = candidate
+                start_of[end] = start
+                node_id[end] = node
+            if entry is None:
+                continue
+            for end in range(start + 2, size + 1):
+                entry = table_get(word[start:end])
+                if entry is None:
+                    break
+                if entry is not prefix_only:
+                    candidate = entry[1] + here
+                    if candidate > score[end] or start_of[end] < 0:
+                        score[end] = candidate
+                        start_of[end] = start
+                        node_id[end] = entry[0]
+        ids: list[int] = []
+        end = size
+        while end:
+            found = node_id[end]
+            if found == unk_id:
+                strings = _path_strings(word, start_of, node_id, unk_id)
+                return list(self._ids_of(word, strings))
+            ids.append(found)
+            end = start_of[end]
+        ids.reverse()
+        return ids
 
     def _ids_and_tokens(
         self, word: str, strings: list[str] | None = None
@@ -187,7 +227,7 @@ class Unigram(Model):
         # won each comparison by more than the rounding there can move (see _Cuts).
         threshold = math.inf if cuts is None else cuts.threshold * (len(word) + 2)
         if threshold >= _WEAK or len(word) < _SHORT_WORD:
-            return list(self._ids_of(word, self._lattice(word)[0]))
+            return self._best_ids(word)
         if len(self._ids) >= _SEGMENT_CACHE:
             self._ids, self._weak, self._scores = {}, {}, {}
         parts = cuts.coarse(word)  # type: ignore[union-attr]
@@ -409,6 +449,31 @@ class _Cuts:
                 start = i
         out.append(part[start:])
         return out
+
+
+def _path_strings(
+    word: str, start_of: list[int], node_id: list[int], unk_id: int | None
+) -> list[str]:
+    """The texts of the best path that ends at each position at ``start_of`` (its start) with
+    the node ``node_id``, in order; adjacent unknown nodes (``unk_id``) fused into one text."""
+    out: list[str] = []
+    end = len(word)
+    unk_end = -1  # end of the unknown span being fused, walking backwards
+    while end > 0:
+        start = start_of[end]
+        if node_id[end] == unk_id:
+            if unk_end < 0:
+                unk_end = end
+        else:
+            if unk_end >= 0:
+                out.append(word[end:unk_end])
+                unk_end = -1
+            out.append(word[start:end])
+        end = start
+    if unk_end >= 0:
+        out.append(word[:unk_end])
+    out.reverse()
+    return out
 
 
 def _char_class(chars: set[str]) -> str:

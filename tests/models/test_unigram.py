@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 import tokenizers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from batchtok.errors import EncodeError
+from batchtok.models.unigram import Unigram
 from batchtok.utils.json_numbers import as_serde_float, serde_float
 from tests.support.models import (
     SHORT,
@@ -248,3 +251,34 @@ def test_unigram_scores_whose_sums_overflow_to_minus_infinity():
     texts = ["ab", "aab", "abab", "ba", "bab", "abc", "cab", "aaab", "bbb", "xab", "abx"]
     assert_same_tokens(pair, texts)
     assert_ids_and_decode(pair, texts)
+
+
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.text("abcé<>", min_size=1, max_size=4), st.integers(-6, 0)),
+        max_size=14,
+    ),
+    st.lists(st.text("abcdé<>", max_size=15), min_size=1, max_size=6),
+    st.sampled_from([0, 1, 3, None]),
+    st.booleans(),
+)
+def test_the_lean_viterbi_gives_the_lattices_ids(pieces, words, unk_at, byte_fallback):
+    """Words shorter than the cut length take the lean Viterbi (no margins, no node scores):
+    its ids and its refusals must be those of the full lattice, ties, fused unknowns, the unk
+    piece and byte fallback included."""
+    pieces = list(dict((p, float(s)) for p, s in pieces).items())
+    pieces.insert(0, ("<unk>", -3.0))
+    if byte_fallback:
+        pieces += [("<0x62>", -1.0), ("<0x64>", -2.0), ("<0xC3>", -2.0)]
+    if unk_at is not None and unk_at >= len(pieces):
+        unk_at = len(pieces) - 1
+    model = Unigram(pieces, unk_at, byte_fallback)
+    for word in words:
+        try:
+            strings = model._lattice(word)[0]
+        except EncodeError:
+            with pytest.raises(EncodeError):
+                model._best_ids(word)
+            continue
+        assert model._best_ids(word) == list(model._ids_of(word, strings)), (word, strings)
