@@ -60,6 +60,10 @@ DEFAULT_CACHE_ENTRIES = 500_000
 # split whole, which is twice as fast (one findall, no match objects).
 STREAM_CHARS = 1 << 22
 CACHE_ENTRY_BYTES = 450
+# encode_batch_ids splits this many chars of texts (or fewer) before tokenizing the pieces the
+# cache lacks together (Model.tokenize_many), when there are this many such pieces or more.
+PREFILL_CHARS = 1 << 20
+PREFILL_MIN = 512
 # Pieces whose token strings are kept when they hold Unigram's unknown text (cleared when full).
 TEXT_TOKEN_ENTRIES = 100_000
 # What a load-cache entry must encode and decode as the file does (with the vocab and the
@@ -96,6 +100,13 @@ class _PieceCache(dict):
             super().clear()
         self[piece] = ids
         return ids
+
+    def put(self, piece: str, ids: tuple[int, ...]) -> None:
+        """Keep ``piece``'s ids, computed elsewhere, as a miss would."""
+        if len(self) >= self.limit:
+            self.old = dict(self)
+            super().clear()
+        self[piece] = ids
 
     def clear(self) -> None:
         super().clear()
@@ -325,6 +336,76 @@ class Tokenizer:
                 continue
             self._text_token_strings(pieces, piece_ids, start, exceptions)
 
+    def _batch_ids(
+        self, texts: list, prefix: list[int], suffix: list[int]
+    ) -> list[list[int] | None]:
+        """``encode_ids`` of each text (without truncation or padding), a chunk of texts at a
+        time: their pieces split, the pieces the cache lacks tokenized together
+        (``model.tokenize_many``, the ids a miss would compute one by one), then looked up.
+        None for a text left to ``encode_ids`` (not text, too long, or an error of a
+        component: ``encode_ids`` raises it in the order of the texts)."""
+        split = self._split
+        out: list[list[int] | None] = []
+        chunk: list[tuple[int, list]] = []  # (index in out, the text's fragments as planned)
+        wanted: set[str] = set()
+        chars = 0
+        for text in texts:
+            out.append(None)
+            if type(text) is not str or len(text) > PREFILL_CHARS:
+                continue
+            plan: list = []
+            try:
+                for fragment, token_id, at_start in self._fragments(text):
+                    if token_id is None:
+                        pieces = split(fragment, at_start)
+                        if type(pieces) is not list:
+                            pieces = list(pieces)
+                        wanted.update(pieces)
+                        plan.append(pieces)
+                    else:
+                        plan.append(token_id)
+            except Exception:  # noqa: BLE001 - encode_ids raises it in order
+                continue
+            chunk.append((len(out) - 1, plan))
+            chars += len(text)
+            if chars >= PREFILL_CHARS:
+                self._assemble(chunk, wanted, prefix, suffix, out)
+                chunk, wanted, chars = [], set(), 0
+        self._assemble(chunk, wanted, prefix, suffix, out)
+        return out
+
+    def _assemble(
+        self,
+        chunk: list[tuple[int, list]],
+        wanted: set[str],
+        prefix: list[int],
+        suffix: list[int],
+        out: list[list[int] | None],
+    ) -> None:
+        cache = self._cache
+        old = cache.old
+        todo = [p for p in wanted if p not in cache and p not in old]
+        if len(todo) >= PREFILL_MIN:
+            piece_map = self._piece_map
+            words = todo if piece_map is None else list(map(piece_map, todo))
+            try:
+                found = self.model.tokenize_many(words)
+            except Exception:  # noqa: BLE001 - the misses below raise it in order
+                found = None
+            if found is not None:
+                for piece, word, ids in zip(todo, words, found):
+                    cache.put(piece, tuple(ids) if word else ())
+        lookup = cache.__getitem__
+        for at, plan in chunk:
+            ids = list(prefix)
+            for item in plan:
+                if type(item) is int:
+                    ids.append(item)
+                else:
+                    ids += chain.from_iterable(map(lookup, item))
+            ids += suffix
+            out[at] = ids
+
     def _text_token_strings(
         self, pieces: list[str], piece_ids: list[tuple[int, ...]], pos: int, exceptions: list
     ) -> None:
@@ -502,6 +583,15 @@ class Tokenizer:
         keys: Iterable = texts if pairs is None else _zip_strict(texts, pairs)
         done: dict = {}
         out = []
+        if pairs is None and self._plain and self.model.tokenizes_many:
+            prefix, suffix = self._affixes[add_special_tokens]
+            if prefix is not None:
+                texts = list(keys)
+                found = self._batch_ids(texts, prefix, suffix)  # type: ignore[arg-type]
+                return [
+                    self.encode_ids(text, add_special_tokens) if ids is None else ids
+                    for text, ids in zip(texts, found)
+                ]
         for key in keys:
             ids = done.get(key)
             if ids is None:

@@ -16,6 +16,13 @@ class Model:
     def tokenize(self, word: str) -> list[int]:
         raise NotImplementedError
 
+    #: Whether :meth:`tokenize_many` is faster than a :meth:`tokenize` per word.
+    tokenizes_many = False
+
+    def tokenize_many(self, words: list[str]) -> list[list[int]]:
+        """``[self.tokenize(w) for w in words]``, which a model may compute together."""
+        return [self.tokenize(w) for w in words]
+
     def token_strings(self, word: str) -> list[str]:
         """The token strings tokenizers reports for ``word``, one per id of :meth:`tokenize`."""
         vocab_r = self.vocab_r

@@ -13,6 +13,7 @@ from ..errors import EncodeError, NotReproducibleError, TokenizerFileError
 from ..utils.json_numbers import as_serde_f32
 from ..utils.spec import Spec
 from .base import Model, read_vocab, refuse_shared_ids
+from .bpe_batch import MAX_SYMBOLS, PairTable, merge_words
 from .bpe_boundary import CharCut, PairCut
 
 # Words longer than this (in symbols) merge with a heap: O(n log n) instead of O(n^2).
@@ -28,6 +29,8 @@ _PAIR_CUT_MIN = 4
 
 
 _NEVER = 1 << 62  # the rank of a pair that has no merge
+# tokenize_many merges words together (numpy) from this many on; fewer go one by one.
+_BATCH_MIN = 512
 
 
 class MergeStep(NamedTuple):
@@ -89,6 +92,10 @@ class BPE(Model):
         self._char_cut = CharCut.for_model(self)
         self._pair_cut = PairCut.for_model(self) if self._char_cut is None else None
         self._segments: dict[str, list[int]] = {}
+        # for tokenize_many, built on first use: the merges as numpy arrays; the id of each
+        # char that is a vocab token, by code point (-1: none)
+        self._pair_table: PairTable | None = None
+        self._char_ids = None
         self._segment_misses = 0  # chars of the parts merged because the segment cache lacked them
 
     # -- encoding -----------------------------------------------------------------------------
@@ -164,6 +171,54 @@ class BPE(Model):
                     return self._merge_parts(cut.split(word))
                 return self._merge(ids)
         return self._merge([vocab[s] for s in self._symbols(word)])
+
+    tokenizes_many = True
+
+    def tokenize_many(self, words: list[str]) -> list[list[int]]:
+        """:meth:`tokenize` of each word. When there are enough of them, the words whose chars
+        are all vocab tokens (no subword prefix or suffix), 2 to ``MAX_SYMBOLS`` of them, are
+        merged together in numpy (:mod:`.bpe_batch`); the cuts of :meth:`tokenize` give the
+        whole word's merges, so merging whole words gives the same ids."""
+        if self.prefix or self.suffix or len(words) < _BATCH_MIN:
+            return [self.tokenize(w) for w in words]
+        import numpy as np
+
+        vocab = self.vocab
+        out: list[list[int] | None] = [None] * len(words)
+        batch = words
+        where = range(len(words))
+        if self.ignore_merges or "" in vocab or not all(words):
+            where = []
+            for i, word in enumerate(words):
+                if (self.ignore_merges and word in vocab) or len(word) < 2:
+                    out[i] = self.tokenize(word)
+                else:
+                    where.append(i)
+            batch = [words[i] for i in where]
+        if not batch:
+            return out  # type: ignore[return-value]
+        chars = self._char_ids
+        if chars is None:
+            chars = self._char_ids = _char_id_table(vocab)
+        points = np.frombuffer("".join(batch).encode("utf-32-le", "surrogatepass"), np.uint32)
+        ids = chars[np.minimum(points, len(chars) - 1)]
+        lengths = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
+        starts = np.zeros(len(batch), dtype=np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        ok = (lengths >= 2) & (lengths <= MAX_SYMBOLS) & (np.minimum.reduceat(ids, starts) >= 0)
+        if ok.any():
+            merged = self._merge_batch(ids[np.repeat(ok, lengths)], lengths[ok])
+            for k, found in zip(np.flatnonzero(ok).tolist(), merged):
+                out[where[k]] = found
+        for k in np.flatnonzero(~ok).tolist():
+            out[where[k]] = self.tokenize(batch[k])
+        return out  # type: ignore[return-value]
+
+    def _merge_batch(self, sym, lengths) -> list[list[int]]:  # noqa: ANN001 - numpy arrays
+        table = self._pair_table
+        if table is None:
+            table = self._pair_table = PairTable(self.pairs)
+        return merge_words(table, self.stride, sym, lengths)
 
     def _merge(self, ids: list[int]) -> list[int]:
         if len(ids) < 2:
@@ -324,6 +379,18 @@ class BPE(Model):
                 "dropout makes encoding random; batchtok only reproduces deterministic files",
             )
         return model
+
+
+def _char_id_table(vocab: dict[str, int]):  # noqa: ANN201 - a numpy array
+    """The vocab id of each char that is a token, indexed by code point; -1 elsewhere, and
+    in the last entry, which stands for every code point past the table."""
+    import numpy as np
+
+    chars = {ord(t): i for t, i in vocab.items() if len(t) == 1}
+    table = np.full(max(chars, default=0) + 2, -1, dtype=np.int64)
+    if chars:
+        table[np.fromiter(chars.keys(), np.int64)] = np.fromiter(chars.values(), np.int64)
+    return table
 
 
 def _refuse_merge(where: str, a: str, b: str, prefix_bytes: int, vocab: dict[str, int]) -> None:

@@ -1,0 +1,124 @@
+"""BPE of many words at once (``BPE.tokenize_many`` and batchtok/models/bpe_batch.py), which
+``encode_batch_ids`` uses for the pieces its cache lacks: the same ids as a ``tokenize`` per
+word, whatever the vocabulary.
+
+Proven over random vocabularies (SentencePiece-like and byte-level, merges learnt from random
+words, tokens no merge makes, shuffled ranks, ignore_merges, unknown chars, byte fallback)
+against ``tokenize`` word by word and against the oracle, with the batch thresholds lowered so
+that every draw is batched; then on the real files over the corpus samples, at the thresholds
+the library ships.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import batchtok
+from batchtok import tokenizer as tokenizer_module
+from batchtok.errors import EncodeError
+from batchtok.models import bpe as bpe_module
+from batchtok.models.bpe_batch import MAX_SYMBOLS
+from tests.models.test_bpe_boundary import bpe_model
+from tests.models.test_bpe_char_cut import _texts as byte_level_texts
+from tests.models.test_bpe_char_cut import byte_level_files
+from tests.models.test_bpe_pair_cut import _texts as pair_texts
+from tests.models.test_bpe_pair_cut import pair_files
+from tests.support import adversarial, corpora, tier
+from tests.support.models import model_file
+from tests.support.oracle import assert_same_ids, pair_for, pair_from_json, tokenizer_json
+from tests.support.tier import long_examples
+
+
+@contextlib.contextmanager
+def _batched():
+    """Every call batched: thresholds of one word and one missing piece."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bpe_module, "_BATCH_MIN", 1)
+        mp.setattr(tokenizer_module, "PREFILL_MIN", 1)
+        yield
+
+
+def _words(draw, texts: list[str]) -> list[str]:
+    """The texts, some of them longer than a batch takes, and the empty word."""
+    long = [t * (MAX_SYMBOLS // max(1, len(t)) + 1) for t in texts[:1]]
+    return texts + long + draw(st.lists(st.just(""), max_size=1))
+
+
+@long_examples(1500)
+@given(data=st.data(), file=pair_files())
+def test_sentencepiece_like_words_merge_together_as_one_by_one(data, file):
+    text, words = file
+    batch = _words(data.draw, data.draw(pair_texts(words)))
+    model = batchtok.Tokenizer.from_str(text).model
+    expected = [model.tokenize(w) for w in batch]
+    with _batched():
+        assert model.tokenize_many(batch) == expected
+
+
+@long_examples(1500)
+@given(data=st.data(), file=byte_level_files())
+def test_byte_level_words_merge_together_as_one_by_one(data, file):
+    text, words = file
+    tok = batchtok.Tokenizer.from_str(text)
+    batch = [tok._piece_map(t) for t in data.draw(byte_level_texts(words))]
+    batch = _words(data.draw, batch)
+    expected = [tok.model.tokenize(w) for w in batch]
+    with _batched():
+        assert tok.model.tokenize_many(batch) == expected
+
+
+@long_examples(300)
+@given(data=st.data(), file=pair_files())
+def test_batched_encodes_match_the_oracle(data, file):
+    text, words = file
+    texts = data.draw(pair_texts(words))
+    with _batched():
+        assert_same_ids(*pair_from_json(text), texts + texts[:1], add_special_tokens=False)
+
+
+@long_examples(300)
+@given(data=st.data(), file=byte_level_files())
+def test_batched_byte_level_encodes_match_the_oracle(data, file):
+    text, words = file
+    texts = data.draw(byte_level_texts(words))
+    with _batched():
+        assert_same_ids(*pair_from_json(text), texts, add_special_tokens=False)
+
+
+def test_a_failing_text_fails_the_batch_as_it_does_one_text_at_a_time():
+    """The unk token is not in the vocab: "ab" encodes, "z" fails. Batched or not, texts before
+    a failing one do not hide its error, and a non-text raises as encode_ids does."""
+    model = bpe_model({"a": 0, "b": 1, "ab": 2}, [["a", "b"]], unk_token="<unk>")
+    tok = batchtok.Tokenizer.from_str(model_file(model))
+    texts = ["ab", "ba", "abz", "b"]
+    with _batched():
+        with pytest.raises(EncodeError, match="Unk token `<unk>` not found"):
+            tok.encode_batch_ids(texts, add_special_tokens=False)
+        with pytest.raises(TypeError) as batched:
+            tok.encode_batch_ids(["ab", 3], add_special_tokens=False)
+        assert tok.encode_batch_ids(texts[:2] * 3, add_special_tokens=False) == [[2], [1, 0]] * 3
+    with pytest.raises(TypeError) as alone:
+        tok.encode_ids(3, add_special_tokens=False)  # type: ignore[arg-type]
+    assert str(batched.value) == str(alone.value)
+
+
+@pytest.mark.parametrize("name", ["llama2", "gemma3", "llama3", "gpt4o"])
+def test_real_files_batch_their_misses_and_match_the_oracle(name, monkeypatch):
+    """At the shipped thresholds, over every corpus sample and the adversarial texts: the
+    misses of a fresh tokenizer are batched, and the ids equal the oracle's."""
+    _, ref = pair_for(name)
+    tok = batchtok.Tokenizer.from_buffer(tokenizer_json(name).encode("utf-8"))  # a fresh cache
+    batches = []
+    merge = tok.model._merge_batch
+    monkeypatch.setattr(tok.model, "_merge_batch", lambda *a: batches.append(1) or merge(*a))
+    texts = adversarial.SPECIAL_TEXT + [
+        doc
+        for kind in ("english", "code", "multilingual")
+        for doc in corpora.sample_docs(kind, tier.count(300, 60), 2000, seed=5)
+    ]
+    assert_same_ids(tok, ref, texts, add_special_tokens=False)
+    assert batches, "the misses were not batched"
