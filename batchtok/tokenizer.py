@@ -11,7 +11,7 @@ import logging
 import os
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from itertools import chain
+from itertools import chain, repeat
 
 from . import load_cache
 from .added_vocabulary import AddedVocabulary, read_added_tokens
@@ -153,6 +153,9 @@ class Tokenizer:
         self._text_token_id = (
             None if model.tokens_are_vocab_strings else getattr(model, "unk_id", None)
         )
+        # Whether a batch's pieces go through _batch_sequences: the model tokenizes many words
+        # faster together, and its token strings are its vocab's (exceptions: added tokens)
+        self._batches = model.tokenizes_many and model.tokens_are_vocab_strings
         self._truncation: Truncation | None = truncation
         self._padding: Padding | None = padding
         self._configure()
@@ -336,16 +339,16 @@ class Tokenizer:
                 continue
             self._text_token_strings(pieces, piece_ids, start, exceptions)
 
-    def _batch_ids(
-        self, texts: list, prefix: list[int], suffix: list[int]
-    ) -> list[list[int] | None]:
-        """``encode_ids`` of each text (without truncation or padding), a chunk of texts at a
-        time: their pieces split, the pieces the cache lacks tokenized together
-        (``model.tokenize_many``, the ids a miss would compute one by one), then looked up.
-        None for a text left to ``encode_ids`` (not text, too long, or an error of a
-        component: ``encode_ids`` raises it in the order of the texts)."""
+    def _batch_sequences(self, texts: list, exceptions: bool) -> list[tuple[list, list] | None]:
+        """(ids before post-processing, exceptions as :meth:`_extend_ids` records them; empty
+        unless ``exceptions``) of each text, a chunk of texts at a time: their pieces split,
+        the pieces the cache lacks tokenized together (``model.tokenize_many``: the ids a miss
+        would compute one by one), then looked up. Only for models whose token strings are
+        their vocab strings, so that exceptions come from added tokens alone. None for a text
+        left to the one-at-a-time path (not a str, too long, or an error of a component,
+        which that path raises in the order of the texts)."""
         split = self._split
-        out: list[list[int] | None] = []
+        out: list[tuple[list, list] | None] = []
         chunk: list[tuple[int, list]] = []  # (index in out, the text's fragments as planned)
         wanted: set[str] = set()
         chars = 0
@@ -353,7 +356,7 @@ class Tokenizer:
             out.append(None)
             if type(text) is not str or len(text) > PREFILL_CHARS:
                 continue
-            plan: list = []
+            plan: list = []  # an added token as (id, its text), the others' pieces as a list
             try:
                 for fragment, token_id, at_start in self._fragments(text):
                     if token_id is None:
@@ -363,24 +366,23 @@ class Tokenizer:
                         wanted.update(pieces)
                         plan.append(pieces)
                     else:
-                        plan.append(token_id)
-            except Exception:  # noqa: BLE001 - encode_ids raises it in order
+                        plan.append((token_id, fragment))
+            except Exception:  # noqa: BLE001 - the one-at-a-time path raises it in order
                 continue
             chunk.append((len(out) - 1, plan))
             chars += len(text)
             if chars >= PREFILL_CHARS:
-                self._assemble(chunk, wanted, prefix, suffix, out)
+                self._assemble(chunk, wanted, exceptions, out)
                 chunk, wanted, chars = [], set(), 0
-        self._assemble(chunk, wanted, prefix, suffix, out)
+        self._assemble(chunk, wanted, exceptions, out)
         return out
 
     def _assemble(
         self,
         chunk: list[tuple[int, list]],
         wanted: set[str],
-        prefix: list[int],
-        suffix: list[int],
-        out: list[list[int] | None],
+        exceptions: bool,
+        out: list[tuple[list, list] | None],
     ) -> None:
         cache = self._cache
         old = cache.old
@@ -396,15 +398,20 @@ class Tokenizer:
                 for piece, word, ids in zip(todo, words, found):
                     cache.put(piece, tuple(ids) if word else ())
         lookup = cache.__getitem__
+        vocab_r = self.model.vocab_r
         for at, plan in chunk:
-            ids = list(prefix)
+            ids: list[int] = []
+            strings: list = []
             for item in plan:
-                if type(item) is int:
-                    ids.append(item)
-                else:
+                if type(item) is list:
                     ids += chain.from_iterable(map(lookup, item))
-            ids += suffix
-            out[at] = ids
+                    continue
+                token_id, fragment = item
+                # an added token's string is the text it matched (lstrip/rstrip included)
+                if exceptions and vocab_r.get(token_id) != fragment:
+                    strings.append((len(ids), fragment))
+                ids.append(token_id)
+            out[at] = (ids, strings)
 
     def _text_token_strings(
         self, pieces: list[str], piece_ids: list[tuple[int, ...]], pos: int, exceptions: list
@@ -583,15 +590,16 @@ class Tokenizer:
         keys: Iterable = texts if pairs is None else _zip_strict(texts, pairs)
         done: dict = {}
         out = []
-        if pairs is None and self._plain and self.model.tokenizes_many:
+        if pairs is None and self._plain and self._batches:
             prefix, suffix = self._affixes[add_special_tokens]
             if prefix is not None:
                 texts = list(keys)
-                found = self._batch_ids(texts, prefix, suffix)  # type: ignore[arg-type]
-                return [
-                    self.encode_ids(text, add_special_tokens) if ids is None else ids
-                    for text, ids in zip(texts, found)
-                ]
+                for text, found in zip(texts, self._batch_sequences(texts, False)):
+                    if found is None:
+                        out.append(self.encode_ids(text, add_special_tokens))
+                    else:
+                        out.append(prefix + found[0] + suffix if prefix or suffix else found[0])
+                return out
         for key in keys:
             ids = done.get(key)
             if ids is None:
@@ -626,10 +634,24 @@ class Tokenizer:
         self, inputs: Sequence, is_pretokenized: bool = False, add_special_tokens: bool = True
     ) -> list[Encoding]:
         """One Encoding per input (a sequence, or a (sequence, pair) tuple), padded together."""
-        encodings = [
-            self.encode(*_batch_input(item, is_pretokenized), is_pretokenized, add_special_tokens)
-            for item in inputs
-        ]
+        if not is_pretokenized and self._batches:
+            inputs = list(inputs)
+            found = self._batch_sequences(inputs, True)
+        else:
+            found = repeat(None)
+        vocab_r = self.model.vocab_r
+        encodings = []
+        for item, sequence in zip(inputs, found):
+            if sequence is None:
+                encodings.append(
+                    self.encode(
+                        *_batch_input(item, is_pretokenized), is_pretokenized, add_special_tokens
+                    )
+                )
+                continue
+            ids, exceptions = sequence
+            a = Encoding.of_sequence(ids, vocab_tokens(ids[:], vocab_r, exceptions), 0)
+            encodings.append(self._post_process(a, None, add_special_tokens))
         if self._padding is not None:
             self._padding.pad_encodings(encodings)
         return encodings

@@ -12,6 +12,7 @@ the library ships.
 from __future__ import annotations
 
 import contextlib
+import json
 
 import pytest
 from hypothesis import given
@@ -29,7 +30,13 @@ from tests.models.test_bpe_pair_cut import _texts as pair_texts
 from tests.models.test_bpe_pair_cut import pair_files
 from tests.support import adversarial, corpora, tier
 from tests.support.models import model_file
-from tests.support.oracle import assert_same_ids, pair_for, pair_from_json, tokenizer_json
+from tests.support.oracle import (
+    added_token,
+    assert_same_ids,
+    pair_for,
+    pair_from_json,
+    tokenizer_json,
+)
 from tests.support.tier import long_examples
 
 
@@ -106,6 +113,51 @@ def test_a_failing_text_fails_the_batch_as_it_does_one_text_at_a_time():
     assert str(batched.value) == str(alone.value)
 
 
+def assert_same_encodings(ours, ref, texts) -> None:
+    """encode_batch both ways: ids, token strings, type ids and masks of every text."""
+    for add in (True, False):
+        mine = ours.encode_batch(texts, add_special_tokens=add)
+        theirs = ref.encode_batch(texts, add_special_tokens=add)
+        for text, a, b in zip(texts, mine, theirs):
+            assert a.ids == b.ids, (text, a.ids, b.ids)
+            assert a.tokens == b.tokens, (text, a.tokens, b.tokens)
+            assert a.type_ids == b.type_ids
+            assert a.special_tokens_mask == b.special_tokens_mask
+            assert a.attention_mask == b.attention_mask
+
+
+@long_examples(200)
+@given(data=st.data(), file=pair_files(), strip=st.booleans())
+def test_batched_encodings_match_the_oracle(data, file, strip):
+    """Full Encodings of a batch, with added tokens (special or not, stripping the spaces
+    beside them or not, so that a token's string is the text it matched) and a post-processor
+    that adds tokens."""
+    text, words = file
+    data_ = json.loads(text)
+    vocab = data_["model"]["vocab"]
+    for content, special in (("<s>", True), ("[x]", False)):
+        vocab[content] = len(vocab)
+        data_["added_tokens"].append(
+            added_token(
+                content, special=special, normalized=not special, lstrip=strip, rstrip=strip
+            )
+            | {"id": vocab[content]}
+        )
+    data_["post_processor"] = {
+        "type": "TemplateProcessing",
+        "single": [
+            {"SpecialToken": {"id": "<s>", "type_id": 0}},
+            {"Sequence": {"id": "A", "type_id": 0}},
+        ],
+        "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+        "special_tokens": {"<s>": {"id": "<s>", "ids": [vocab["<s>"]], "tokens": ["<s>"]}},
+    }
+    pieces = data.draw(pair_texts(words))
+    texts = [" <s> ".join(pieces), f"{pieces[0]} [x] {pieces[-1]}", *pieces]
+    with _batched():
+        assert_same_encodings(*pair_from_json(json.dumps(data_)), texts)
+
+
 @pytest.mark.parametrize("name", ["llama2", "gemma3", "llama3", "gpt4o"])
 def test_real_files_batch_their_misses_and_match_the_oracle(name, monkeypatch):
     """At the shipped thresholds, over every corpus sample and the adversarial texts: the
@@ -122,3 +174,5 @@ def test_real_files_batch_their_misses_and_match_the_oracle(name, monkeypatch):
     ]
     assert_same_ids(tok, ref, texts, add_special_tokens=False)
     assert batches, "the misses were not batched"
+    fresh = batchtok.Tokenizer.from_buffer(tokenizer_json(name).encode("utf-8"))
+    assert_same_encodings(fresh, ref, texts[: tier.count(200, 40)])
