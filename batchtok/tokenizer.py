@@ -95,10 +95,7 @@ class _PieceCache(dict):
         ids = self.old.get(piece)
         if ids is None:
             ids = self.compute(piece)
-        if len(self) >= self.limit:
-            self.old = dict(self)
-            super().clear()
-        self[piece] = ids
+        self.put(piece, ids)
         return ids
 
     def put(self, piece: str, ids: tuple[int, ...]) -> None:
@@ -472,6 +469,10 @@ class Tokenizer:
         exceptions: list = []
         for text in _words(sequence) if is_pretokenized else (_text(sequence),):
             self._extend_ids(text, ids, exceptions)
+        return self._encoding_of(ids, exceptions, type_id)
+
+    def _encoding_of(self, ids: list[int], exceptions: list, type_id: int) -> Encoding:
+        """The Encoding of one sequence's ids and their string exceptions (see vocab_tokens)."""
         # the tokens are looked up from a copy nobody mutates
         tokens = vocab_tokens(ids[:], self.model.vocab_r, exceptions)
         return Encoding.of_sequence(ids, tokens, type_id)
@@ -639,7 +640,6 @@ class Tokenizer:
             found = self._batch_sequences(inputs, True)
         else:
             found = repeat(None)
-        vocab_r = self.model.vocab_r
         encodings = []
         for item, sequence in zip(inputs, found):
             if sequence is None:
@@ -649,9 +649,8 @@ class Tokenizer:
                     )
                 )
                 continue
-            ids, exceptions = sequence
-            a = Encoding.of_sequence(ids, vocab_tokens(ids[:], vocab_r, exceptions), 0)
-            encodings.append(self._post_process(a, None, add_special_tokens))
+            encoding = self._encoding_of(*sequence, 0)
+            encodings.append(self._post_process(encoding, None, add_special_tokens))
         if self._padding is not None:
             self._padding.pad_encodings(encodings)
         return encodings

@@ -187,7 +187,7 @@ class BPE(Model):
         out: list[list[int] | None] = [None] * len(words)
         batch = words
         where = range(len(words))
-        if self.ignore_merges or "" in vocab or not all(words):
+        if self.ignore_merges or not all(words):
             where = []
             for i, word in enumerate(words):
                 if (self.ignore_merges and word in vocab) or len(word) < 2:
