@@ -34,6 +34,7 @@ from .truncation import (
     truncate_encodings,
     truncate_ids,
 )
+from .utils.gc_pause import gc_paused
 from .utils.spec import USIZE_MAX, Spec, collect_ignored
 
 TOP_LEVEL_KEYS = (
@@ -579,6 +580,7 @@ class Tokenizer:
             raise
         return len(out) - start
 
+    @gc_paused
     def encode_batch_ids(
         self,
         texts: Iterable[str],
@@ -631,6 +633,7 @@ class Tokenizer:
         b = None if pair is None else self._sequence_encoding(pair, 1, is_pretokenized)
         return self._post_process(a, b, add_special_tokens)
 
+    @gc_paused
     def encode_batch(
         self, inputs: Sequence, is_pretokenized: bool = False, add_special_tokens: bool = True
     ) -> list[Encoding]:
