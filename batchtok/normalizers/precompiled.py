@@ -53,12 +53,54 @@ _STAND_IN_CHARS = re.compile("[" + "".join(map(chr, STAND_INS)) + "]")
 
 
 @functools.lru_cache(maxsize=1)
+def _bmp_joining() -> tuple[frozenset[str], frozenset[str]]:
+    """The BMP chars of :data:`_LEFT` and of :data:`_RIGHT`, read in one pass of `regex` over
+    the BMP (its property classes are slow to test one by one)."""
+    bmp = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x10000)))
+    members = _MAY_JOIN.findall(bmp)
+    left = regex.compile(f"[{_LEFT}]")
+    right = regex.compile(f"[{_RIGHT}]")
+    return (
+        frozenset(c for c in members if left.match(c)),
+        frozenset(c for c in members if right.match(c)),
+    )
+
+
+@functools.lru_cache(maxsize=1)
 def _may_join_bmp() -> re.Pattern[str]:
     """:data:`_MAY_JOIN`'s BMP members as one `re` class (a table lookup per char, ~10x
     faster than the property classes of `regex`), plus every char beyond the BMP, which
     :func:`_may_join` checks with the exact class."""
-    bmp = "".join(chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF)
-    return re.compile(f"[{ranges(_MAY_JOIN.findall(bmp))}]|{BEYOND_BMP}")
+    left, right = _bmp_joining()
+    return re.compile(f"[{ranges(left | right)}]|{BEYOND_BMP}")
+
+
+@functools.lru_cache(maxsize=1)
+def _joining() -> tuple[frozenset[str], frozenset[str]]:
+    """The BMP chars of :data:`_LEFT` and of :data:`_RIGHT`, each with the stand-ins."""
+    stand_ins = {chr(c) for c in STAND_INS}
+    left, right = _bmp_joining()
+    return left | stand_ins, right | stand_ins
+
+
+def _stretch(text: str, at: int) -> tuple[int, int]:
+    """The chars around ``text[at]`` linked to their neighbours by a pair that may join (the
+    first in :data:`_LEFT` or the second in :data:`_RIGHT`; beyond the BMP, always): a grapheme
+    holding ``text[at]`` lies inside, and no rule of UAX #29 reads across either end (each
+    rule that looks further back, as GB9c, GB11 and GB12/13 do, reads only pairs that may
+    join), so its clusters are the ones the whole text has."""
+    start, end, size = at, at + 1, len(text)
+    while start and _joins(text, start):
+        start -= 1
+    while end < size and _joins(text, end):
+        end += 1
+    return start, end
+
+
+def _joins(text: str, at: int) -> bool:
+    """Whether ``text[at - 1]`` and ``text[at]`` may be one grapheme's (see :func:`_stretch`)."""
+    left, right = _joining()
+    return text[at - 1] in left or text[at] in right or max(text[at - 1 : at + 1]) > "\uffff"
 
 
 def _may_join(text: str) -> bool:
@@ -168,7 +210,7 @@ class Charsmap:
         self._root = _offset(units[0])
         if self._root | 0xFF >= size:
             raise CharsmapError("the children of the trie root lie outside the array")
-        self.chars, self.starts = self._single_chars(children)
+        self.chars, self.starts, self.seconds = self._single_chars(children)
 
     def string(self, offset: int) -> str:
         """The NUL-terminated replacement at ``offset`` of the strings blob."""
@@ -184,13 +226,27 @@ class Charsmap:
 
     def _single_chars(
         self, children: dict[int, list[tuple[int, int]]]
-    ) -> tuple[dict[int, str], frozenset[str]]:
-        """Walk every path of valid UTF-8 up to its first whole char: that char's replacement,
-        if its node ends a key, and whether longer keys start with it."""
-        units = self._units
+    ) -> tuple[dict[int, str], frozenset[str], frozenset[str]]:
+        """Every char a key may start with: that char's replacement, if its node ends a key;
+        whether longer keys start with it; and the chars such longer keys go on with."""
         chars: dict[int, str] = {}
         starts: set[str] = set()
-        stack = [(self._root, b"", 0)]
+        seconds: set[str] = set()
+        for char, base, value in self._chars_from(self._root, children):
+            if value is not None:
+                chars[ord(char)] = value
+            if children.get(base):
+                starts.add(char)
+                seconds.update(c for c, _, _ in self._chars_from(base, children))
+        return chars, frozenset(starts), frozenset(seconds)
+
+    def _chars_from(
+        self, node: int, children: dict[int, list[tuple[int, int]]]
+    ) -> Iterator[tuple[str, int, str | None]]:
+        """Each whole char of valid UTF-8 a walk from ``node`` reads: (char, the node it
+        leads to, the replacement when that node ends a key)."""
+        units = self._units
+        stack = [(node, b"", 0)]
         while stack:
             base, key, length = stack.pop()
             for label, pos in children.get(base, ()):
@@ -215,11 +271,8 @@ class Charsmap:
                     char = child_key.decode("utf-8")
                 except UnicodeDecodeError:
                     continue  # a surrogate or overlong form: no text walks here
-                if is_key:
-                    chars[ord(char)] = self.string(units[child_base] & 0x7FFFFFFF)
-                if children.get(child_base):
-                    starts.add(char)
-        return chars, frozenset(starts)
+                value = self.string(units[child_base] & 0x7FFFFFFF) if is_key else None
+                yield char, child_base, value
 
     def transform(self, chunk: str) -> str | None:
         """The replacement of the shortest key that is a prefix of ``chunk``, if any."""
@@ -238,6 +291,32 @@ class Charsmap:
         return None
 
 
+def _grapheme_keys(charsmap: Charsmap) -> re.Pattern[str]:
+    """Where a grapheme of several chars may start on a key, which is where applying the map
+    per grapheme differs from applying it per char: at a char that is a key (the library then
+    replaces the whole grapheme) and joins the next char (it may join by the classes of the
+    two: itself in :data:`_LEFT`, or the next in :data:`_RIGHT`); or at the first two chars
+    of a longer key. Chars whose class the oracle and `regex` disagree on (stand-ins) count as
+    joining both ways; beyond the BMP, every next char counts as joining."""
+    singles = {chr(c) for c in charsmap.chars}
+    stand_ins = {chr(c) for c in STAND_INS}
+    joins_next = {c for c in singles if c in stand_ins or regex.match(f"[{_LEFT}]", c)}
+    firsts, seconds = charsmap.starts, charsmap.seconds
+    if not singles and not seconds:
+        return re.compile("(?!)")
+    # One class first, so that the search skips in C to the rare chars that may matter (a
+    # key's char, or a char that goes on a longer key); the lookarounds then check the rest.
+    checks = []
+    if joins_next:
+        checks.append(f"(?<=[{ranges(joins_next)}])")
+    if singles:
+        joins_previous = ranges(_joining()[1])
+        checks.append(f"(?<=[{ranges(singles)}])(?=[{joins_previous}]|{BEYOND_BMP})")
+    if seconds:
+        checks.append(f"(?<=[{ranges(firsts)}].)")
+    return re.compile(f"[{ranges(singles | seconds)}](?:{'|'.join(checks)})", re.DOTALL)
+
+
 class PrecompiledMap:
     """A parsed charsmap, applied as `tokenizers`' ``Precompiled`` normalizer applies it."""
 
@@ -247,6 +326,7 @@ class PrecompiledMap:
         self._starts = charsmap.starts | {chr(c) for c in charsmap.chars}
         # Most text holds few of the chars the map changes: only those are replaced.
         self._per_char = SparseTranslate(charsmap.chars)
+        self._grapheme_keys = _grapheme_keys(charsmap)
 
     def normalize(self, text: str) -> str:
         """``text`` with the charsmap applied grapheme by grapheme, as the library does."""
@@ -255,6 +335,27 @@ class PrecompiledMap:
                 return self._per_char(text)
         elif not _may_join(text):
             return self._per_char(text)
+        keys = self._grapheme_keys
+        found = keys.search(text)
+        if found is None:
+            return self._per_char(text)
+        # Only the stretch of joining chars around each such place needs graphemes: it starts
+        # and ends on boundaries no rule looks across (see _stretch), the rest goes char by char.
+        out = []
+        done = 0  # text[:done] is in out
+        while found is not None:
+            start, end = _stretch(text, found.start())
+            start = max(start, done)
+            out.append(self._per_char(text[done:start]))
+            out.append(self._by_graphemes(text[start:end]))
+            done = end
+            found = keys.search(text, end)
+        out.append(self._per_char(text[done:]))
+        return "".join(out)
+
+    def _by_graphemes(self, text: str) -> str:
+        """:meth:`normalize` of ``text``, grapheme by grapheme wherever a cluster may hold
+        several chars."""
         # Clusters are found on ``seg`` (the oracle's classes, as chars regex knows) and cut
         # out of ``text`` by length. Only a cluster of several chars whose first char starts
         # a key is replaced as a whole; every other stretch is replaced char by char, in one

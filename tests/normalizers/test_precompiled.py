@@ -100,11 +100,34 @@ WIDE = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",))
 PIECES = st.lists(st.sampled_from(list("".join(GRAPHEMES))), max_size=24).map("".join)
 
 
+# Chars around the places where graphemes matter: keys (য় ঢ় ਸ਼ ﬁ ①), chars that go on longer
+# keys (Latin and Devanagari letters, then combining marks, nukta, Bengali length marks),
+# joiners, regional indicators, emoji, CR LF, Hangul jamo and beyond-BMP marks.
+NEAR_KEYS = st.lists(
+    st.sampled_from(
+        list("য়ঢ়ড়ਸ਼ﬁ①ｶﾞ়াৗেোৈaeAEनर\u0301\u0308\u0327\u093c\u094d\u200d\u200c\r\n ")
+        + list("\u09df\u09dc\u09dd\u0a36\u0958")
+        + ["🇫", "🇷", "👩", "ᄀ", "ᅡ", "𑂰", "𝅥"]
+    ),
+    max_size=24,
+).map("".join)
+
+
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=WIDE | PIECES, rule=st.sampled_from(RULES))
+@given(text=WIDE | PIECES | NEAR_KEYS, rule=st.sampled_from(RULES))
 def test_hypothesis(text, rule):
     ours, theirs = pair(rule)
     assert ours.normalize(text) == theirs.normalize_str(text)
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(parts=st.lists(WIDE | PIECES | NEAR_KEYS, max_size=6), rule=st.sampled_from(RULES))
+def test_graphemes_are_read_only_around_keys(parts, rule):
+    """Reading graphemes only in the stretches around a key gives what reading the whole text
+    by graphemes gives, and what the oracle gives."""
+    ours, theirs = pair(rule)
+    text = "".join(parts)
+    assert ours.normalize(text) == ours.map._by_graphemes(text) == theirs.normalize_str(text)
 
 
 @pytest.mark.parametrize("rule", ["nmt_nfkc", "nfkc"])
