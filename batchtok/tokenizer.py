@@ -152,8 +152,8 @@ class Tokenizer:
             None if model.tokens_are_vocab_strings else getattr(model, "unk_id", None)
         )
         # Whether a batch's pieces go through _batch_sequences: the model tokenizes many words
-        # faster together, and its token strings are its vocab's (exceptions: added tokens)
-        self._batches = model.tokenizes_many and model.tokens_are_vocab_strings
+        # faster together
+        self._batches = model.tokenizes_many
         self._truncation: Truncation | None = truncation
         self._padding: Padding | None = padding
         self._configure()
@@ -341,8 +341,7 @@ class Tokenizer:
         """(ids before post-processing, exceptions as :meth:`_extend_ids` records them; empty
         unless ``exceptions``) of each text, a chunk of texts at a time: their pieces split,
         the pieces the cache lacks tokenized together (``model.tokenize_many``: the ids a miss
-        would compute one by one), then looked up. Only for models whose token strings are
-        their vocab strings, so that exceptions come from added tokens alone. None for a text
+        would compute one by one), then looked up. None for a text
         left to the one-at-a-time path (not a str, too long, or an error of a component,
         which that path raises in the order of the texts)."""
         split = self._split
@@ -397,12 +396,20 @@ class Tokenizer:
                     cache.put(piece, tuple(ids) if word else ())
         lookup = cache.__getitem__
         vocab_r = self.model.vocab_r
+        text_token_id = self._text_token_id if exceptions else None
         for at, plan in chunk:
             ids: list[int] = []
             strings: list = []
             for item in plan:
                 if type(item) is list:
-                    ids += chain.from_iterable(map(lookup, item))
+                    if text_token_id is None:
+                        ids += chain.from_iterable(map(lookup, item))
+                        continue
+                    piece_ids = list(map(lookup, item))
+                    start = len(ids)
+                    ids += chain.from_iterable(piece_ids)
+                    if text_token_id in ids[start:]:
+                        self._text_token_strings(item, piece_ids, start, strings)
                     continue
                 token_id, fragment = item
                 # an added token's string is the text it matched (lstrip/rstrip included)

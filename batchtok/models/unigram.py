@@ -29,6 +29,9 @@ _LONG_PART = 256
 # Shorter words (a pre-tokenizer's, cached by the tokenizer) go through one lattice: cutting
 # them into new pieces costs more than it saves on multilingual text.
 _SHORT_WORD = 16
+# tokenize_many runs one numpy Viterbi over this many words or more, each this long at most
+_BATCH_MIN = 512
+_BATCH_CHARS = 256
 
 
 class Unigram(Model):
@@ -73,6 +76,7 @@ class Unigram(Model):
         self._ids: dict[str, tuple[int, ...]] = {}
         self._weak: dict[str, float] = {}
         self._scores: dict[str, list[float]] = {}
+        self._trie = None  # unigram_batch.Trie, built by the first batch
 
     @property
     def vocab_size(self) -> int:
@@ -196,6 +200,56 @@ class Unigram(Model):
             end = start_of[end]
         ids.reverse()
         return ids
+
+    tokenizes_many = True
+
+    def tokenize_many(self, words: list[str]) -> list[list[int]]:
+        """:meth:`tokenize` of each word. When there are enough of them, the words of 1 to
+        ``_BATCH_CHARS`` chars go through one Viterbi together (:mod:`.unigram_batch`), with
+        the visits and comparisons of :meth:`_best_ids`; a word with an unknown char when
+        there is no ``unk_id`` (which may fail) and the longer ones take :meth:`tokenize`."""
+        if len(words) < _BATCH_MIN:
+            return [self.tokenize(w) for w in words]
+        import numpy as np
+
+        from .unigram_batch import Trie, best_paths
+
+        out: list[list[int] | None] = [None] * len(words)
+        where = [i for i, w in enumerate(words) if 0 < len(w) <= _BATCH_CHARS]
+        batch = [words[i] for i in where]
+        if batch:
+            trie = self._trie
+            if trie is None:
+                trie = self._trie = Trie(self._table)
+            unk_id = -1 if self.unk_id is None else self.unk_id
+            joined = "".join(batch)
+            points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
+            lengths = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
+            fused = None
+            if not self.byte_fallback and self.unk_id is not None:
+                # a fused unknown text is looked up again, else unk (see _ids_and_tokens)
+                get = self.vocab.get
+
+                def fused(begin: int, end: int) -> int:
+                    return get(joined[begin:end], unk_id)
+
+            paths, ends, needs_unk = best_paths(
+                trie, unk_id, self.unk_score, points, lengths, fused
+            )
+            if self.unk_id is None:
+                for k in np.flatnonzero(needs_unk).tolist():
+                    paths[k] = self.tokenize(batch[k])
+            elif ends is not None:
+                for k, ids in enumerate(paths):
+                    if unk_id in ids:
+                        word = batch[k]
+                        paths[k] = list(self._ids_of(word, _fused(word, ends[k], ids, unk_id)))
+            for i, ids in zip(where, paths):
+                out[i] = ids
+        for i, word in enumerate(words):
+            if out[i] is None:
+                out[i] = self.tokenize(word)
+        return out  # type: ignore[return-value]
 
     def _ids_and_tokens(
         self, word: str, strings: list[str] | None = None
@@ -456,23 +510,33 @@ def _path_strings(
 ) -> list[str]:
     """The texts of the best path that ends at each position at ``start_of`` (its start) with
     the node ``node_id``, in order; adjacent unknown nodes (``unk_id``) fused into one text."""
-    out: list[str] = []
+    ends: list[int] = []
     end = len(word)
-    unk_end = -1  # end of the unknown span being fused, walking backwards
     while end > 0:
-        start = start_of[end]
-        if node_id[end] == unk_id:
-            if unk_end < 0:
-                unk_end = end
+        ends.append(end)
+        end = start_of[end]
+    ends.reverse()
+    return _fused(word, ends, [node_id[e] for e in ends], unk_id)
+
+
+def _fused(word: str, ends: list[int], ids: list[int], unk_id: int) -> list[str]:
+    """The texts of a path whose nodes end at ``ends`` with ``ids``, as :func:`_path_strings`
+    gives them: adjacent ``unk_id`` nodes fused into one text."""
+    out: list[str] = []
+    begin = 0
+    unk_from = -1  # start of the unknown span being fused
+    for end, node in zip(ends, ids):
+        if node == unk_id:
+            if unk_from < 0:
+                unk_from = begin
         else:
-            if unk_end >= 0:
-                out.append(word[end:unk_end])
-                unk_end = -1
-            out.append(word[start:end])
-        end = start
-    if unk_end >= 0:
-        out.append(word[:unk_end])
-    out.reverse()
+            if unk_from >= 0:
+                out.append(word[unk_from:begin])
+                unk_from = -1
+            out.append(word[begin:end])
+        begin = end
+    if unk_from >= 0:
+        out.append(word[unk_from:])
     return out
 
 

@@ -41,10 +41,11 @@ from tests.support.tier import long_examples
 
 
 @contextlib.contextmanager
-def _batched():
-    """Every call batched: thresholds of one word and one missing piece."""
+def _batched(model_module=bpe_module):
+    """Every call batched: thresholds of one word (``model_module._BATCH_MIN``) and one
+    missing piece."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bpe_module, "_BATCH_MIN", 1)
+        mp.setattr(model_module, "_BATCH_MIN", 1)
         mp.setattr(tokenizer_module, "PREFILL_MIN", 1)
         yield
 
@@ -158,21 +159,32 @@ def test_batched_encodings_match_the_oracle(data, file, strip):
         assert_same_encodings(*pair_from_json(json.dumps(data_)), texts)
 
 
+def assert_real_file_batches(name: str, spy, seed: int, encodings: int) -> None:
+    """A fresh tokenizer of fixture ``name`` over the adversarial texts and every corpus
+    sample: ``spy(tok, calls)`` records into ``calls`` each batched tokenization; the misses
+    are batched, and the ids (then the first ``encodings`` Encodings) equal the oracle's."""
+    _, ref = pair_for(name)
+    tok = batchtok.Tokenizer.from_buffer(tokenizer_json(name).encode("utf-8"))  # a fresh cache
+    calls: list = []
+    spy(tok, calls)
+    texts = adversarial.SPECIAL_TEXT + [
+        doc
+        for kind in ("english", "code", "multilingual")
+        for doc in corpora.sample_docs(kind, tier.count(300, 60), 2000, seed=seed)
+    ]
+    assert_same_ids(tok, ref, texts, add_special_tokens=False)
+    assert calls, "the misses were not batched"
+    fresh = batchtok.Tokenizer.from_buffer(tokenizer_json(name).encode("utf-8"))
+    assert_same_encodings(fresh, ref, texts[:encodings])
+
+
 @pytest.mark.parametrize("name", ["llama2", "gemma3", "llama3", "gpt4o"])
 def test_real_files_batch_their_misses_and_match_the_oracle(name, monkeypatch):
     """At the shipped thresholds, over every corpus sample and the adversarial texts: the
     misses of a fresh tokenizer are batched, and the ids equal the oracle's."""
-    _, ref = pair_for(name)
-    tok = batchtok.Tokenizer.from_buffer(tokenizer_json(name).encode("utf-8"))  # a fresh cache
-    batches = []
-    merge = tok.model._merge_batch
-    monkeypatch.setattr(tok.model, "_merge_batch", lambda *a: batches.append(1) or merge(*a))
-    texts = adversarial.SPECIAL_TEXT + [
-        doc
-        for kind in ("english", "code", "multilingual")
-        for doc in corpora.sample_docs(kind, tier.count(300, 60), 2000, seed=5)
-    ]
-    assert_same_ids(tok, ref, texts, add_special_tokens=False)
-    assert batches, "the misses were not batched"
-    fresh = batchtok.Tokenizer.from_buffer(tokenizer_json(name).encode("utf-8"))
-    assert_same_encodings(fresh, ref, texts[: tier.count(200, 40)])
+
+    def spy(tok, calls) -> None:
+        merge = tok.model._merge_batch
+        monkeypatch.setattr(tok.model, "_merge_batch", lambda *a: calls.append(1) or merge(*a))
+
+    assert_real_file_batches(name, spy, seed=5, encodings=tier.count(200, 40))

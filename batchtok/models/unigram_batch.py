@@ -1,0 +1,173 @@
+"""Unigram's Viterbi over many words at once, in numpy: the same visits and comparisons as
+:meth:`Unigram._best_ids`, one numpy pass per char offset instead of a Python loop per
+(start, piece) of each word.
+
+Every word's chars sit in one array. The trie walk that finds the pieces starting at each
+position runs for all positions together, one step per piece length: a position whose text
+read so far leads to no piece drops out. The forward pass then visits offset 0, 1, 2, ... of
+every word at once. Words never interact, and the nodes starting at one offset of one word
+all end at different places, so a step's updates touch disjoint ends; as in the library, a
+candidate replaces an end's best only when strictly greater (or when none reached it yet),
+and ends are only reached from earlier offsets, so every tie keeps the earlier start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported by the first batch, not with batchtok (a small call never needs it).
+_CHAR_BITS = 21  # code points, surrogates included, are below 2 ** 21
+
+
+class Trie:
+    """The prefixes of a Unigram's pieces (its ``_table``: piece or prefix -> (id, score),
+    id -1 for a prefix only) as trie edges sorted by ``parent << 21 | code point``, found by
+    binary search; node 0 is the root."""
+
+    def __init__(self, table: dict[str, tuple[int, float]]) -> None:
+        import numpy as np
+
+        keys = list(table)
+        index = {key: node for node, key in enumerate(keys, 1)}
+        count = len(keys)
+        parent = np.fromiter((index.get(k[:-1], 0) for k in keys), np.int64, count)
+        last = np.fromiter((ord(k[-1]) for k in keys), np.int64, count)
+        edges = parent << _CHAR_BITS | last
+        order = np.argsort(edges)
+        self.edges = edges[order]
+        self.child = np.arange(1, count + 1, dtype=np.int64)[order]
+        entries = list(table.values())
+        self.piece = np.fromiter((-1, *(e[0] for e in entries)), np.int64, count + 1)
+        self.score = np.fromiter((0.0, *(e[1] for e in entries)), np.float64, count + 1)
+        self.depth = max(map(len, keys), default=0)
+
+
+def best_paths(
+    trie: Trie,
+    unk_id: int,
+    unk_score: float,
+    points: np.ndarray,
+    lengths: np.ndarray,
+    fused: Callable[[int, int], int] | None = None,
+) -> tuple[list[list[int]], list[list[int]] | None, np.ndarray]:
+    """The best path of each word: its node ids and (when some node is ``unk_id`` and there
+    is no ``fused``) the char offset where each node ends, per word; and which words hold a
+    char that is no one-char piece (an unknown node there, scored ``unk_score``, is a
+    candidate). ``points`` holds the words' code points one word after another, ``lengths``
+    their lengths (each >= 1). With ``fused``, adjacent ``unk_id`` nodes become one node:
+    ``fused(begin, end)`` gives the id of such a run of several nodes (offsets into
+    ``points``); a run of one keeps ``unk_id``."""
+    import numpy as np
+
+    count = len(lengths)
+    size = len(points)
+    starts = np.zeros(count, dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    word_of = np.repeat(np.arange(count, dtype=np.int64), lengths)
+    limit = np.repeat(starts + lengths, lengths)  # the end of each position's word
+    offset = np.arange(size, dtype=np.int64) - np.repeat(starts, lengths)
+    points = points.astype(np.int64)
+
+    # Every piece starting at every position: (position, length, id, score).
+    found_at, found_len, found_id, found_score = [], [], [], []
+    single = np.zeros(size, dtype=bool)
+    pos = np.arange(size, dtype=np.int64)
+    node = np.zeros(size, dtype=np.int64)
+    edges, last_edge = trie.edges, len(trie.edges) - 1
+    for length in range(1, trie.depth + 1):
+        if not len(pos) or last_edge < 0:
+            break
+        key = node << _CHAR_BITS | points[pos + length - 1]
+        at = np.searchsorted(edges, key)
+        np.minimum(at, last_edge, out=at)
+        hit = edges[at] == key
+        pos, node = pos[hit], trie.child[at[hit]]
+        piece = trie.piece[node]
+        is_piece = piece >= 0
+        found_at.append(pos[is_piece])
+        found_len.append(np.full(int(is_piece.sum()), length, dtype=np.int64))
+        found_id.append(piece[is_piece])
+        found_score.append(trie.score[node[is_piece]])
+        if length == 1:
+            single[pos[is_piece]] = True
+        more = pos + length < limit[pos]
+        pos, node = pos[more], node[more]
+    unknown = np.flatnonzero(~single)
+    needs_unk = np.zeros(count, dtype=bool)
+    needs_unk[word_of[unknown]] = True
+    found_at.append(unknown)
+    found_len.append(np.ones(len(unknown), dtype=np.int64))
+    found_id.append(np.full(len(unknown), unk_id, dtype=np.int64))
+    found_score.append(np.full(len(unknown), unk_score, dtype=np.float64))
+    at = np.concatenate(found_at)
+    by_offset = np.argsort(offset[at], kind="stable")
+    at = at[by_offset]
+    # boundaries: a word of n chars has n + 1, numbered one word after another
+    begin = at + word_of[at]
+    end = begin + np.concatenate(found_len)[by_offset]
+    ids = np.concatenate(found_id)[by_offset]
+    scores = np.concatenate(found_score)[by_offset]
+    steps = np.searchsorted(offset[at], np.arange(int(lengths.max()) + 1))
+
+    first = starts + np.arange(count, dtype=np.int64)  # each word's first boundary
+    best = np.full(size + count, -np.inf)
+    best[first] = 0.0
+    start_of = np.full(size + count, -1, dtype=np.int64)
+    node_id = np.zeros(size + count, dtype=np.int64)
+    with np.errstate(over="ignore"):  # a sum past the f64 range is -inf, as in the library
+        for lo, hi in zip(steps[:-1].tolist(), steps[1:].tolist()):
+            if lo == hi:
+                continue
+            here, there = begin[lo:hi], end[lo:hi]
+            candidate = scores[lo:hi] + best[here]
+            better = (candidate > best[there]) | (start_of[there] < 0)
+            won = there[better]
+            best[won] = candidate[better]
+            start_of[won] = here[better]
+            node_id[won] = ids[lo:hi][better]
+
+    on_path = np.zeros(size + count, dtype=bool)
+    ptr = first + lengths
+    origin = first
+    while len(ptr):
+        on_path[ptr] = True
+        ptr = start_of[ptr]
+        going = ptr != origin
+        ptr, origin = ptr[going], origin[going]
+    kept = np.add.reduceat(on_path, first)
+    path = np.flatnonzero(on_path)
+    ids = node_id[path]
+    ends = None
+    is_unk = ids == unk_id
+    if fused is not None and is_unk.any():
+        word = np.repeat(np.arange(count, dtype=np.int64), kept)
+        # a node that goes on the unknown run of the node before it (same word)
+        goes_on = np.zeros(len(path), dtype=bool)
+        goes_on[1:] = is_unk[1:] & is_unk[:-1] & (word[1:] == word[:-1])
+        if goes_on.any():
+            followed = np.zeros(len(path), dtype=bool)
+            followed[:-1] = goes_on[1:]
+            heads = np.flatnonzero(is_unk & ~goes_on & followed)
+            tails = np.flatnonzero(goes_on & ~followed)
+            # boundary b of word w stands after char b - w of the words joined
+            begins = (start_of[path[heads]] - word[heads]).tolist()
+            finals = (path[tails] - word[tails]).tolist()
+            ids[heads] = list(map(fused, begins, finals))
+            ids = ids[~goes_on]
+            kept = np.bincount(word[~goes_on], minlength=count)
+    elif is_unk.any():
+        ends = (path - np.repeat(first, kept)).tolist()
+    flat = ids.tolist()
+    out_ids: list[list[int]] = []
+    out_ends: list[list[int]] | None = None if ends is None else []
+    pos = 0
+    for n in kept.tolist():
+        out_ids.append(flat[pos : pos + n])
+        if out_ends is not None:
+            out_ends.append(ends[pos : pos + n])  # type: ignore[index]
+        pos += n
+    return out_ids, out_ends, needs_unk

@@ -1,0 +1,113 @@
+"""Unigram over many words at once (``Unigram.tokenize_many`` and
+batchtok/models/unigram_batch.py), which ``encode_batch_ids`` and ``encode_batch`` use for the
+pieces their cache lacks: the same ids as a ``tokenize`` per word, whatever the vocabulary.
+
+Proven over random vocabularies (float scores with few ties, integer scores with many, sums
+that overflow to -inf, a piece listed twice, an unk piece that is also text, no unk_id, byte
+fallback) against ``tokenize`` word by word and against the oracle, with the batch thresholds
+lowered so that every draw is batched; then on the real Unigram files over the corpus
+samples, at the thresholds the library ships.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from batchtok.models import unigram as unigram_module
+from batchtok.models import unigram_batch
+from batchtok.models.unigram import Unigram
+from tests.models.test_bpe_batch import _batched as batched
+from tests.models.test_bpe_batch import assert_real_file_batches, assert_same_encodings
+from tests.models.test_unigram import unigram
+from tests.support import tier
+from tests.support.oracle import outcome, pair_from_json
+from tests.support.tier import long_examples
+
+CHARS = "ab▁cé<>k"
+
+
+def _batched():
+    return batched(unigram_module)
+
+
+SCORES = st.floats(-8, 0) | st.integers(-4, 0).map(float) | st.sampled_from([-1.5e308, -1.7e308])
+
+
+@st.composite
+def vocabularies(draw) -> tuple[list[tuple[str, float]], int | None, bool]:
+    """(pieces, unk_id, byte_fallback): random pieces over a few chars (some of them never a
+    piece), an unk piece that may be an ordinary char, a piece that may be listed twice."""
+    pieces = draw(st.lists(st.tuples(st.text(CHARS, min_size=1, max_size=4), SCORES), max_size=16))
+    pieces = list(dict(pieces).items())
+    unk_piece = draw(st.sampled_from(["<unk>", "▁", "k", "a"]))
+    pieces = [(unk_piece, -3.0)] + [p for p in pieces if p[0] != unk_piece]
+    if pieces[1:] and draw(st.booleans()):
+        pieces.append((pieces[1][0], draw(SCORES)))  # listed twice: the last id is looked up
+    byte_fallback = draw(st.booleans())
+    if byte_fallback:
+        pieces += [("<0x62>", -1.0), ("<0x6B>", -2.0), ("<0xC3>", -2.0), ("<0xA9>", -2.0)]
+    unk_id = draw(st.sampled_from([0, 1, None]))
+    if unk_id is not None:
+        unk_id = min(unk_id, len(pieces) - 1)
+    return pieces, unk_id, byte_fallback
+
+
+WORDS = st.lists(st.text(CHARS + "xé", max_size=12), min_size=1, max_size=12)
+
+
+@long_examples(1500)
+@given(vocab=vocabularies(), words=WORDS, long=st.integers(0, 2))
+def test_words_take_the_same_path_together_as_one_by_one(vocab, words, long):
+    """Ids (or the error) of each word, batched and one by one, with words longer than a
+    batch takes and empty ones among them."""
+    pieces, unk_id, byte_fallback = vocab
+    words = words + [words[0] * (unigram_module._BATCH_CHARS // max(1, len(words[0])) + 1)] * long
+    model = Unigram(pieces, unk_id, byte_fallback)
+    expected = outcome(lambda: [model.tokenize(w) for w in words])
+    fresh = Unigram(pieces, unk_id, byte_fallback)
+    with _batched():
+        assert outcome(lambda: fresh.tokenize_many(words)) == expected
+
+
+@long_examples(400)
+@given(vocab=vocabularies(), words=WORDS, metaspace=st.booleans())
+def test_batched_ids_and_encodings_match_the_oracle(vocab, words, metaspace):
+    """encode_batch_ids and encode_batch (tokens hold the unknown text as written) against
+    the oracle, whole texts as one word or split by Metaspace."""
+    pieces, unk_id, byte_fallback = vocab
+    pre = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}
+    pair = pair_from_json(unigram(pieces, unk_id, byte_fallback, pre if metaspace else None))
+    texts = [" ".join(words), *words, "".join(words)]
+    ours, ref = pair
+    want = outcome(lambda: [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)])
+    with _batched():
+        got = outcome(lambda: ours.encode_batch_ids(texts, add_special_tokens=False))
+        assert got[0] == want[0], (got, want)  # both fail (a missing unk_id), or neither
+        if want[0] == "ok":
+            assert got == want
+            assert_same_encodings(*pair, texts)
+
+
+def test_each_word_is_batched_at_the_lowered_thresholds(monkeypatch):
+    """The tests above do go through the numpy Viterbi (not the per-word fallback)."""
+    calls = []
+    real = unigram_batch.best_paths
+    monkeypatch.setattr(unigram_batch, "best_paths", lambda *a: calls.append(a) or real(*a))
+    model = Unigram([("<unk>", 0.0), ("a", -1.0), ("b", -2.0), ("ab", -2.5)], 0, False)
+    with _batched():
+        assert model.tokenize_many(["ab", "zzab", "ba"]) == [[3], [0, 3], [2, 1]]
+    assert calls
+
+
+@pytest.mark.parametrize("name", ["t5-unigram", "albert-unigram", "xlmr-unigram"])
+def test_real_files_batch_their_misses_and_match_the_oracle(name, monkeypatch):
+    """At the shipped thresholds, over every corpus sample and the adversarial texts: the
+    misses of a fresh tokenizer are batched, and the ids and Encodings equal the oracle's."""
+    real = unigram_batch.best_paths
+
+    def spy(tok, calls) -> None:
+        monkeypatch.setattr(unigram_batch, "best_paths", lambda *a: calls.append(1) or real(*a))
+
+    assert_real_file_batches(name, spy, seed=7, encodings=tier.count(300, 60))
