@@ -76,7 +76,7 @@ class Unigram(Model):
         self._ids: dict[str, tuple[int, ...]] = {}
         self._weak: dict[str, float] = {}
         self._scores: dict[str, list[float]] = {}
-        self._trie = None  # unigram_batch.Trie, built by the first batch
+        self._trie = None  # unigram_batch.UnigramTrie, built by the first batch
 
     @property
     def vocab_size(self) -> int:
@@ -212,7 +212,7 @@ class Unigram(Model):
             return [self.tokenize(w) for w in words]
         import numpy as np
 
-        from .unigram_batch import Trie, best_paths
+        from .unigram_batch import UnigramTrie, best_paths
 
         out: list[list[int] | None] = [None] * len(words)
         where = [i for i, w in enumerate(words) if 0 < len(w) <= _BATCH_CHARS]
@@ -220,7 +220,7 @@ class Unigram(Model):
         if batch:
             trie = self._trie
             if trie is None:
-                trie = self._trie = Trie(self._table)
+                trie = self._trie = UnigramTrie(self.vocab, self.pieces)
             unk_id = -1 if self.unk_id is None else self.unk_id
             joined = "".join(batch)
             points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)

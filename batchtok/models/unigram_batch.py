@@ -16,38 +16,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .trie_batch import Trie
+
 if TYPE_CHECKING:
     import numpy as np
 
 # numpy is imported by the first batch, not with batchtok (a small call never needs it).
-_CHAR_BITS = 21  # code points, surrogates included, are below 2 ** 21
 
 
-class Trie:
-    """The prefixes of a Unigram's pieces (its ``_table``: piece or prefix -> (id, score),
-    id -1 for a prefix only) as trie edges sorted by ``parent << 21 | code point``, found by
-    binary search; node 0 is the root."""
+class UnigramTrie(Trie):
+    """A Unigram's pieces (its ``vocab``: piece -> the id looked up, ``pieces``: (piece,
+    score) by id) as a trie, with each node's piece id (-1: a prefix only) and score."""
 
-    def __init__(self, table: dict[str, tuple[int, float]]) -> None:
+    def __init__(self, vocab: dict[str, int], pieces: list[tuple[str, float]]) -> None:
         import numpy as np
 
-        keys = list(table)
-        index = {key: node for node, key in enumerate(keys, 1)}
-        count = len(keys)
-        parent = np.fromiter((index.get(k[:-1], 0) for k in keys), np.int64, count)
-        last = np.fromiter((ord(k[-1]) for k in keys), np.int64, count)
-        edges = parent << _CHAR_BITS | last
-        order = np.argsort(edges)
-        self.edges = edges[order]
-        self.child = np.arange(1, count + 1, dtype=np.int64)[order]
-        entries = list(table.values())
-        self.piece = np.fromiter((-1, *(e[0] for e in entries)), np.int64, count + 1)
-        self.score = np.fromiter((0.0, *(e[1] for e in entries)), np.float64, count + 1)
-        self.depth = max(map(len, keys), default=0)
+        strings = [piece for piece in vocab if piece]  # the empty piece is never matched
+        super().__init__(strings)
+        ids = np.fromiter(map(vocab.__getitem__, strings), np.int64, len(strings))
+        self.piece = self.values(ids, -1)
+        self.score = self.values([pieces[i][1] for i in ids.tolist()], 0.0)
 
 
 def best_paths(
-    trie: Trie,
+    trie: UnigramTrie,
     unk_id: int,
     unk_score: float,
     points: np.ndarray,
@@ -70,22 +62,12 @@ def best_paths(
     word_of = np.repeat(np.arange(count, dtype=np.int64), lengths)
     limit = np.repeat(starts + lengths, lengths)  # the end of each position's word
     offset = np.arange(size, dtype=np.int64) - np.repeat(starts, lengths)
-    points = points.astype(np.int64)
 
     # Every piece starting at every position: (position, length, id, score).
     found_at, found_len, found_id, found_score = [], [], [], []
     single = np.zeros(size, dtype=bool)
-    pos = np.arange(size, dtype=np.int64)
-    node = np.zeros(size, dtype=np.int64)
-    edges, last_edge = trie.edges, len(trie.edges) - 1
-    for length in range(1, trie.depth + 1):
-        if not len(pos) or last_edge < 0:
-            break
-        key = node << _CHAR_BITS | points[pos + length - 1]
-        at = np.searchsorted(edges, key)
-        np.minimum(at, last_edge, out=at)
-        hit = edges[at] == key
-        pos, node = pos[hit], trie.child[at[hit]]
+    everywhere = np.arange(size, dtype=np.int64)
+    for length, pos, node in trie.walk(points, everywhere, limit):
         piece = trie.piece[node]
         is_piece = piece >= 0
         found_at.append(pos[is_piece])
@@ -94,8 +76,6 @@ def best_paths(
         found_score.append(trie.score[node[is_piece]])
         if length == 1:
             single[pos[is_piece]] = True
-        more = pos + length < limit[pos]
-        pos, node = pos[more], node[more]
     unknown = np.flatnonzero(~single)
     needs_unk = np.zeros(count, dtype=bool)
     needs_unk[word_of[unknown]] = True
