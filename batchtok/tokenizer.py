@@ -535,6 +535,11 @@ class Tokenizer:
         """``encode(...).ids`` before padding, without building an Encoding."""
         a = self._input_ids(sequence, is_pretokenized)
         b = None if pair is None else self._input_ids(pair, is_pretokenized)
+        return self._laid_out(a, b, add_special_tokens)
+
+    def _laid_out(self, a: list[int], b: list[int] | None, add_special_tokens: bool) -> list[int]:
+        """The ids of sequences ``a`` and ``b`` (before post-processing) truncated and laid out
+        as the post-processor places them, before padding."""
         max_length = self._truncate_max_length(b is not None, add_special_tokens)
         if max_length is not None:
             a, b = truncate_ids(a, b, self._truncation, max_length)  # type: ignore[arg-type]
@@ -600,16 +605,17 @@ class Tokenizer:
         keys: Iterable = texts if pairs is None else _zip_strict(texts, pairs)
         done: dict = {}
         out = []
-        if pairs is None and self._plain and self._batches:
-            prefix, suffix = self._affixes[add_special_tokens]
-            if prefix is not None:
-                texts = list(keys)
-                for text, found in zip(texts, self._batch_sequences(texts, False)):
-                    if found is None:
-                        out.append(self.encode_ids(text, add_special_tokens))
-                    else:
-                        out.append(prefix + found[0] + suffix if prefix or suffix else found[0])
-                return out
+        if pairs is None and self._batches:
+            texts = list(keys)
+            prefix, suffix = self._affixes[add_special_tokens] if self._plain else (None, None)
+            for text, found in zip(texts, self._batch_sequences(texts, False)):
+                if found is None:
+                    out.append(self._ids(text, None, add_special_tokens))
+                elif prefix is None:
+                    out.append(self._laid_out(found[0], None, add_special_tokens))
+                else:
+                    out.append(prefix + found[0] + suffix if prefix or suffix else found[0])
+            return out if self._padding is None else self._padding.pad_ids(out)
         for key in keys:
             ids = done.get(key)
             if ids is None:

@@ -7,6 +7,8 @@ from ..utils.spec import Spec, read_usize
 from .base import Model, read_vocab, refuse_shared_ids
 
 _MISSING_UNK = "WordPiece error: Missing [UNK] token from the vocabulary"
+# tokenize_many cuts this many words or more together
+_BATCH_MIN = 512
 
 
 class WordPiece(Model):
@@ -34,6 +36,7 @@ class WordPiece(Model):
         self._longest_next = max(
             (len(t) - n for t in vocab if t.startswith(continuing_subword_prefix)), default=0
         )
+        self._tries = None  # wordpiece_batch.PieceTrie of all pieces and of continuations
 
     def tokenize(self, word: str) -> list[int]:
         size = len(word)
@@ -57,6 +60,48 @@ class WordPiece(Model):
             start = end
             longest = self._longest_next
         return ids
+
+    tokenizes_many = True
+
+    def tokenize_many(self, words: list[str]) -> list[list[int]]:
+        """:meth:`tokenize` of each word. When there are enough of them, the words of 1 to
+        ``max_input_chars_per_word`` chars are cut together (:mod:`.wordpiece_batch`); a word
+        with a position no piece starts at is the unk token (or the one-by-one error)."""
+        if len(words) < _BATCH_MIN:
+            return [self.tokenize(w) for w in words]
+        import numpy as np
+
+        from .wordpiece_batch import PieceTrie, greedy
+
+        out: list[list[int] | None] = [None] * len(words)
+        most = self.max_input_chars_per_word
+        where = [i for i, w in enumerate(words) if 0 < len(w) <= most]
+        batch = [words[i] for i in where]
+        if batch:
+            tries = self._tries
+            if tries is None:
+                first = PieceTrie(self.vocab)
+                prefix = self.prefix
+                cut = len(prefix)
+                after = (
+                    first
+                    if not prefix
+                    else PieceTrie(
+                        {t[cut:]: i for t, i in self.vocab.items() if t.startswith(prefix)}
+                    )
+                )
+                tries = self._tries = (first, after)
+            points = np.frombuffer("".join(batch).encode("utf-32-le", "surrogatepass"), np.uint32)
+            lengths = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
+            found, bad = greedy(*tries, points, lengths)
+            for k in np.flatnonzero(bad).tolist():
+                found[k] = [self._unk_id()]
+            for i, ids in zip(where, found):
+                out[i] = ids
+        for i, word in enumerate(words):
+            if out[i] is None:
+                out[i] = self.tokenize(word)
+        return out  # type: ignore[return-value]
 
     def _unk_id(self) -> int:
         token_id = self.vocab.get(self.unk_token)
