@@ -7,6 +7,7 @@ import re
 
 from .._tables import bert as bert_tables
 from ..utils.spec import Spec
+from ..utils.translate import SparseTranslate
 from .base import Normalizer, per_char
 from .strip import ranges_table
 from .unicode import NFD, Lowercase, UnicodeVersionError
@@ -29,6 +30,14 @@ def _translations() -> tuple[dict[int, str | None], dict[int, None]]:
     return clean, ranges_table(bert_tables.NONSPACING_MARKS, None)
 
 
+@functools.cache
+def _sparse() -> tuple[SparseTranslate, SparseTranslate]:
+    """The two tables as :class:`SparseTranslate`: text holds few of their chars (newlines,
+    tabs, marks), and ``str.translate`` looks up every char of non-ASCII text."""
+    clean, nonspacing = _translations()
+    return SparseTranslate(clean), SparseTranslate(nonspacing)
+
+
 class BertNormalizer(Normalizer):
     """clean_text, then CJK padding, then NFD + non-spacing-mark removal, then lowercase, with
     the library's own char classes (read off the oracle)."""
@@ -42,13 +51,14 @@ class BertNormalizer(Normalizer):
         self._lower = Lowercase() if lowercase else None
 
     def normalize(self, text: str) -> str:
-        clean, nonspacing = _translations()
+        clean, nonspacing = _sparse()
         if self.clean_text:
-            text = text.translate(clean)
+            # str.translate has a fast path for ASCII text
+            text = text.translate(_translations()[0]) if text.isascii() else clean(text)
         if self.handle_chinese_chars and not text.isascii():
             text = _CJK.sub(r" \1 ", text)
         if self._nfd is not None and not text.isascii():
-            text = self._nfd.normalize(text).translate(nonspacing)
+            text = nonspacing(self._nfd.normalize(text))
         if self._lower is not None:
             text = self._lower.normalize(text)
         return text

@@ -207,7 +207,13 @@ class Nmt(Normalizer):
     }
 
     def normalize(self, text: str) -> str:
-        return text.translate(self._table)
+        # str.translate has a fast path for ASCII text; other text holds few of these chars
+        return text.translate(self._table) if text.isascii() else _sparse_nmt()(text)
 
     def leading_at_origin(self, text: str, count: int) -> int:
         return per_char(self.normalize, text, count)
+
+
+@functools.cache
+def _sparse_nmt() -> SparseTranslate:
+    return SparseTranslate(Nmt._table)
