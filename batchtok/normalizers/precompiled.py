@@ -72,7 +72,7 @@ def _may_join_bmp() -> re.Pattern[str]:
     faster than the property classes of `regex`), plus every char beyond the BMP, which
     :func:`_may_join` checks with the exact class."""
     left, right = _bmp_joining()
-    return re.compile(f"[{ranges(left | right)}]|{BEYOND_BMP}")
+    return re.compile(f"[{ranges(left | right)}{BEYOND_BMP[1:-1]}]")
 
 
 @functools.lru_cache(maxsize=1)
@@ -306,6 +306,8 @@ def _grapheme_keys(charsmap: Charsmap) -> re.Pattern[str]:
         return re.compile("(?!)")
     # One class first, so that the search skips in C to the rare chars that may matter (a
     # key's char, or a char that goes on a longer key); the lookarounds then check the rest.
+    # The class holds the BMP ones and every char beyond the BMP (one range: `re` scans a
+    # class's ranges beyond the BMP one by one), so each check tests the char's own class.
     checks = []
     if joins_next:
         checks.append(f"(?<=[{ranges(joins_next)}])")
@@ -313,8 +315,11 @@ def _grapheme_keys(charsmap: Charsmap) -> re.Pattern[str]:
         joins_previous = ranges(_joining()[1])
         checks.append(f"(?<=[{ranges(singles)}])(?=[{joins_previous}]|{BEYOND_BMP})")
     if seconds:
-        checks.append(f"(?<=[{ranges(firsts)}].)")
-    return re.compile(f"[{ranges(singles | seconds)}](?:{'|'.join(checks)})", re.DOTALL)
+        checks.append(f"(?<=[{ranges(firsts)}][{ranges(seconds)}])")
+    lead = ranges(c for c in singles | seconds if c <= "\uffff")
+    if any(c > "\uffff" for c in singles | seconds):
+        lead += "\U00010000-\U0010ffff"
+    return re.compile(f"[{lead}](?:{'|'.join(checks)})", re.DOTALL)
 
 
 class PrecompiledMap:

@@ -20,13 +20,14 @@ def class_char(char: str) -> str:
 
 
 def char_class(chars) -> str:
-    """A `re` pattern matching any of ``chars`` (and, if one is beyond the BMP, any char
-    beyond the BMP: check the match), or "" for no chars."""
+    """A `re` class matching any of ``chars`` (and, if one is beyond the BMP, any char beyond
+    the BMP: check the match), or "" for no chars. One class, so that a search skips in C to
+    its chars; the chars beyond the BMP are one range, since `re` tests a class's ranges there
+    one by one."""
     bmp = ranges(c for c in chars if c <= "\uffff")
-    branches = [f"[{bmp}]"] if bmp else []
     if any(c > "\uffff" for c in chars):
-        branches.append(BEYOND_BMP)
-    return "|".join(branches)
+        bmp += BEYOND_BMP[1:-1]
+    return f"[{bmp}]" if bmp else ""
 
 
 def ranges(chars) -> str:
