@@ -3,11 +3,17 @@ damaged, stale or for another file is never used."""
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
+import sys
 
 import pytest
 
 from batchtok import Tokenizer, load_cache
+from batchtok import tokenizer as tokenizer_module
+from batchtok.models import bpe as bpe_module
+from batchtok.models import bpe_batch
 from tests.support import adversarial, corpora
 from tests.support.fixtures import fixture_path
 
@@ -138,3 +144,43 @@ def test_a_tokenizer_pickles():
     copy = pickle.loads(pickle.dumps(tok))
     docs = texts()[:20]
     assert view(copy, docs) == view(tok, docs)
+
+
+@pytest.mark.parametrize("name", ["llama3", "llama2"])
+def test_a_cached_bpe_keeps_its_batch_tables_as_bytes(cache, name, monkeypatch):
+    """The entry holds the batched merges' tables (built once, at store): a cached tokenizer
+    reads them in place instead of building them, and batches as a fresh one does."""
+    data = fixture_path(name).read_bytes()
+    Tokenizer.from_buffer(data)  # builds, prepares the batch tables, stores
+    cached = load_cache.fetch(data)
+    assert cached.model._batch_bytes is not None and cached.model._pair_table is None
+    built = []
+    real = bpe_batch.PairTable.__init__
+    monkeypatch.setattr(
+        bpe_batch.PairTable, "__init__", lambda self, pairs: built.append(1) or real(self, pairs)
+    )
+    monkeypatch.setattr(bpe_module, "_BATCH_MIN", 1)
+    monkeypatch.setattr(tokenizer_module, "PREFILL_MIN", 1)
+    fresh = Tokenizer.from_str(data.decode())
+    docs = texts()
+    assert cached.encode_batch_ids(docs) == fresh.encode_batch_ids(docs)
+    assert len(built) == 1, "only the fresh tokenizer builds its pair table"
+    assert cached.model._pair_table is not None
+
+
+def test_a_cached_entry_loads_without_numpy(cache):
+    """Reading the tables' bytes back needs no numpy: a process that loads a cached BPE and
+    encodes one text never imports it."""
+    path = fixture_path("llama3")
+    Tokenizer.from_buffer(path.read_bytes())
+    code = (
+        "import sys, batchtok\n"
+        f"tok = batchtok.Tokenizer.from_file({str(path)!r})\n"
+        "assert tok.model._batch_bytes is not None\n"
+        "tok.encode_ids('hello world')\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    env = {**os.environ, load_cache.ENV: str(cache)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

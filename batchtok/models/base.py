@@ -23,6 +23,10 @@ class Model:
         """``[self.tokenize(w) for w in words]``, which a model may compute together."""
         return [self.tokenize(w) for w in words]
 
+    def prepare_batches(self) -> None:
+        """Build now the tables :meth:`tokenize_many` would build on its first batch (the
+        load cache keeps them)."""
+
     def token_strings(self, word: str) -> list[str]:
         """The token strings tokenizers reports for ``word``, one per id of :meth:`tokenize`."""
         vocab_r = self.vocab_r

@@ -96,6 +96,8 @@ class BPE(Model):
         # char that is a vocab token, by code point (-1: none)
         self._pair_table: PairTable | None = None
         self._char_ids = None
+        # the same as bytes, in a tokenizer the load cache kept (see __getstate__)
+        self._batch_bytes: tuple | None = None
         self._segment_misses = 0  # chars of the parts merged because the segment cache lacked them
 
     # -- encoding -----------------------------------------------------------------------------
@@ -197,9 +199,9 @@ class BPE(Model):
             batch = [words[i] for i in where]
         if not batch:
             return out  # type: ignore[return-value]
+        if self._char_ids is None:
+            self._batch_tables()
         chars = self._char_ids
-        if chars is None:
-            chars = self._char_ids = _char_id_table(vocab)
         points = np.frombuffer("".join(batch).encode("utf-32-le", "surrogatepass"), np.uint32)
         ids = chars[np.minimum(points, len(chars) - 1)]
         lengths = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
@@ -217,8 +219,35 @@ class BPE(Model):
     def _merge_batch(self, sym, lengths) -> list[list[int]]:  # noqa: ANN001 - numpy arrays
         table = self._pair_table
         if table is None:
-            table = self._pair_table = PairTable(self.pairs)
-        return merge_words(table, self.stride, sym, lengths)
+            self._batch_tables()
+            table = self._pair_table
+        return merge_words(table, self.stride, sym, lengths)  # type: ignore[arg-type]
+
+    def _batch_tables(self) -> None:
+        """Build :meth:`tokenize_many`'s tables (or read them from the load cache's bytes)."""
+        import numpy as np
+
+        kept = self._batch_bytes
+        if kept is not None:
+            self._pair_table = PairTable.from_bytes(kept[0])
+            self._char_ids = np.frombuffer(kept[1], np.int64)
+            return
+        self._pair_table = PairTable(self.pairs)
+        self._char_ids = _char_id_table(self.vocab)
+
+    def prepare_batches(self) -> None:
+        if self._pair_table is None:
+            self._batch_tables()
+
+    def __getstate__(self) -> dict:
+        """A pickle keeps the batch tables as bytes, so that loading it needs no numpy and
+        the first batch of a process (each runner worker's) does not build them again."""
+        state = dict(self.__dict__)
+        table, chars = state.pop("_pair_table"), state.pop("_char_ids")
+        state["_pair_table"] = state["_char_ids"] = None
+        if table is not None and chars is not None:
+            state["_batch_bytes"] = (table.to_bytes(), chars.tobytes())
+        return state
 
     def _merge(self, ids: list[int]) -> list[int]:
         if len(ids) < 2:

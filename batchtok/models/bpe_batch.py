@@ -39,6 +39,19 @@ class PairTable:
         self.ranks = packed >> 32
         self.merged = packed & 0xFFFFFFFF
 
+    def to_bytes(self) -> tuple[bytes, bytes, bytes]:
+        """The arrays' bytes, for a pickle that does not need numpy to load."""
+        return self.keys.tobytes(), self.ranks.tobytes(), self.merged.tobytes()
+
+    @classmethod
+    def from_bytes(cls, parts: tuple[bytes, bytes, bytes]) -> PairTable:
+        """The table :meth:`to_bytes` gave, its arrays read in place."""
+        import numpy as np
+
+        table = cls.__new__(cls)
+        table.keys, table.ranks, table.merged = (np.frombuffer(b, np.int64) for b in parts)
+        return table
+
     def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(rank, merged id) of each pair key; rank ``_NONE`` where no merge has the pair."""
         import numpy as np

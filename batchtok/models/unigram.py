@@ -203,6 +203,11 @@ class Unigram(Model):
 
     tokenizes_many = True
 
+    def __getstate__(self) -> dict:
+        """A pickle leaves out the batch trie (numpy arrays, built again on first use), so
+        that loading it needs no numpy."""
+        return {**self.__dict__, "_trie": None}
+
     def tokenize_many(self, words: list[str]) -> list[list[int]]:
         """:meth:`tokenize` of each word. When there are enough of them, the words of 1 to
         ``_BATCH_CHARS`` chars go through one Viterbi together (:mod:`.unigram_batch`), with

@@ -63,6 +63,11 @@ class WordPiece(Model):
 
     tokenizes_many = True
 
+    def __getstate__(self) -> dict:
+        """A pickle leaves out the batch trie (numpy arrays, built again on first use), so
+        that loading it needs no numpy."""
+        return {**self.__dict__, "_tries": None}
+
     def tokenize_many(self, words: list[str]) -> list[list[int]]:
         """:meth:`tokenize` of each word. When there are enough of them, the words of 1 to
         ``max_input_chars_per_word`` chars are cut together (:mod:`.wordpiece_batch`); a word
