@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import Split
 
@@ -121,3 +123,23 @@ def test_suspect_chars_are_where_regex_and_the_table_disagree():
         table = onig._table(name)
         in_table = {c for a, b in table for c in range(a, b + 1)}
         assert onig._differing(onig._native_ranges(native), table) == in_regex ^ in_table, name
+
+
+LLAMA3_SPLIT = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
+
+@settings(max_examples=tier.examples(300), deadline=None)
+@given(data=st.data())
+def test_the_suspect_scan_finds_what_a_set_of_the_text_finds(data):
+    """A text goes to the exact pattern exactly when it holds a suspect char: the class scan
+    (suspects beyond the BMP as one range, then checked) against the set of the text's chars,
+    over texts mixing suspects, other chars beyond the BMP and ordinary text."""
+    compiled = OnigPattern(LLAMA3_SPLIT)
+    suspects = sorted(compiled._suspect)
+    assert suspects
+    alphabet = suspects[:: max(1, len(suspects) // 200)] + list("a é中\n🙂\U0001f600\U00020000")
+    text = "".join(data.draw(st.lists(st.sampled_from(alphabet), max_size=30)))
+    assert compiled._has_suspect(text) == (not compiled._suspect.isdisjoint(text))

@@ -33,6 +33,7 @@ from itertools import islice
 import regex
 
 from .._tables.onig import RANGES
+from .translate import char_class
 
 __all__ = ["OnigPattern", "PatternError", "escape_literal"]
 
@@ -577,13 +578,24 @@ class OnigPattern:
         for name in parsed.classes:
             native = _ClassRef(name, False).native()
             suspects |= _differing(_native_ranges(native), _table(name))
-        # Checked with a set: ~6x faster than scanning the text with a regex class.
         self._suspect = frozenset(map(chr, suspects))
+        # Found by one re class (those beyond the BMP, nearly all of them, as the one range
+        # there, then checked): 3.5x faster than a set of the text's chars.
+        self._suspect_class = re.compile(char_class(self._suspect)) if suspects else None
+
+    def _has_suspect(self, text: str) -> bool:
+        search, suspect = self._suspect_class.search, self._suspect  # type: ignore[union-attr]
+        found = search(text)
+        while found is not None:
+            if found.group() in suspect:
+                return True
+            found = search(text, found.end())
+        return False
 
     def _pattern_for(self, text: str):
         if text.isascii():
             return self._ascii
-        if self._suspect and not self._suspect.isdisjoint(set(text)):
+        if self._suspect and self._has_suspect(text):
             if self._exact is None:
                 self._exact = regex.compile(self._exact_source)
             return self._exact
