@@ -34,6 +34,7 @@ from .truncation import (
     truncate_encodings,
     truncate_ids,
 )
+from .utils.byte_level import byte_level_map, byte_level_map_many
 from .utils.gc_pause import gc_paused
 from .utils.spec import USIZE_MAX, Spec, collect_ignored
 
@@ -388,7 +389,15 @@ class Tokenizer:
         todo = [p for p in wanted if p not in cache and p not in old]
         if len(todo) >= PREFILL_MIN:
             piece_map = self._piece_map
-            words = todo if piece_map is None else list(map(piece_map, todo))
+            if piece_map is None:
+                words = todo
+            elif piece_map is byte_level_map:
+                try:
+                    words = byte_level_map_many(todo)
+                except UnicodeError:  # the map of that piece raises it (in the one-by-one path)
+                    words = list(map(piece_map, todo))
+            else:
+                words = list(map(piece_map, todo))
             try:
                 found = self.model.tokenize_many(words)
             except Exception:  # noqa: BLE001 - the misses below raise it in order

@@ -33,3 +33,15 @@ _LATIN1_TO_BYTE_CHARS = {b: BYTE_TO_CHAR[b] for b in range(256)}
 def byte_level_map(piece: str) -> str:
     """The piece's UTF-8 bytes, each shown as its GPT-2 char."""
     return piece.encode("utf-8").decode("latin-1").translate(_LATIN1_TO_BYTE_CHARS)
+
+
+def byte_level_map_many(pieces: list[str]) -> list[str]:
+    """``[byte_level_map(p) for p in pieces]``, mapped in one pass: each byte becomes one char,
+    so the pieces are cut out of the mapped whole by their UTF-8 lengths."""
+    mapped = byte_level_map("".join(pieces))
+    out = []
+    at = 0
+    for size in map(len, map(str.encode, pieces)):
+        out.append(mapped[at : at + size])
+        at += size
+    return out
