@@ -611,8 +611,8 @@ class Tokenizer:
         pairs: Iterable[str | None] | None = None,
     ) -> list[list[int]]:
         """``[e.ids for e in encode_batch(...)]`` (batch padding included), for each text and
-        its pair (``pairs``: one str or None per text). Identical inputs are encoded once; the
-        returned lists may be shared."""
+        its pair (``pairs``: one str or None per text). The returned lists may be shared between
+        identical inputs (encoded once, or split again and read from the piece cache)."""
         keys: Iterable = texts if pairs is None else _zip_strict(texts, pairs)
         done: dict = {}
         out = []
