@@ -105,6 +105,12 @@ def fetch(data: bytes) -> Any | None:
     return obj
 
 
+def would_store(data: bytes) -> bool:
+    """Whether :func:`store` keeps a tokenizer loaded from the file bytes ``data`` (the cache
+    is on and the file large enough to be worth it)."""
+    return len(data) >= MIN_BYTES and cache_dir() is not None
+
+
 def store(data: bytes, tok: Any, same: Callable[[Any], bool]) -> None:
     """Keep ``tok`` for the file bytes ``data``; ``same(copy)`` must confirm that the
     unpickled copy behaves as ``tok``. Failures are logged, never raised."""

@@ -211,9 +211,9 @@ class Tokenizer:
                 "$", data[exc.start : exc.start + 8], "file is not UTF-8"
             ) from exc
         tok = cls.from_str(text)
-        if load_cache.cache_dir() is not None and len(data) >= load_cache.MIN_BYTES:
+        if load_cache.would_store(data):
             tok.model.prepare_batches()  # kept with it, built once instead of per process
-        load_cache.store(data, tok, tok._behaves_as)
+            load_cache.store(data, tok, tok._behaves_as)
         return tok
 
     @classmethod

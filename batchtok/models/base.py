@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..errors import NotReproducibleError
 from ..utils.spec import U32_MAX, Spec, is_u32
 
@@ -22,6 +24,26 @@ class Model:
     def tokenize_many(self, words: list[str]) -> list[list[int]]:
         """``[self.tokenize(w) for w in words]``, which a model may compute together."""
         return [self.tokenize(w) for w in words]
+
+    def _tokenize_together(
+        self,
+        words: list[str],
+        fits: Callable[[str], bool] | None,
+        together: Callable[[list[str]], list[list[int] | None]],
+    ) -> list[list[int]]:
+        """:meth:`tokenize` of each word: the words ``fits`` accepts (all when None) go to
+        ``together`` as one batch; a word it gives None for, and one ``fits`` refuses, go
+        through :meth:`tokenize`."""
+        if fits is None:
+            found = together(words)
+        else:
+            found = [None] * len(words)
+            where = [i for i, w in enumerate(words) if fits(w)]
+            if where:
+                for i, ids in zip(where, together([words[i] for i in where])):
+                    found[i] = ids
+        tokenize = self.tokenize
+        return [tokenize(w) if ids is None else ids for w, ids in zip(words, found)]
 
     def prepare_batches(self) -> None:
         """Build now the tables :meth:`tokenize_many` would build on its first batch (the

@@ -15,6 +15,7 @@ from ..utils.spec import Spec
 from .base import Model, read_vocab, refuse_shared_ids
 from .bpe_batch import MAX_SYMBOLS, PairTable, merge_words
 from .bpe_boundary import CharCut, PairCut
+from .ragged import code_points, lengths_of, starts_of
 
 # Words longer than this (in symbols) merge with a heap: O(n log n) instead of O(n^2).
 _HEAP_THRESHOLD = 256
@@ -183,45 +184,35 @@ class BPE(Model):
         whole word's merges, so merging whole words gives the same ids."""
         if self.prefix or self.suffix or len(words) < _BATCH_MIN:
             return [self.tokenize(w) for w in words]
+        fits = None
+        if self.ignore_merges or not all(words):
+            vocab, ignore_merges = self.vocab, self.ignore_merges
+
+            def fits(word: str) -> bool:
+                return len(word) >= 2 and not (ignore_merges and word in vocab)
+
+        return self._tokenize_together(words, fits, self._merge_together)
+
+    def _merge_together(self, batch: list[str]) -> list[list[int] | None]:
+        """The merges of each (non-empty) word that :func:`merge_words` can take, else None."""
         import numpy as np
 
-        vocab = self.vocab
-        out: list[list[int] | None] = [None] * len(words)
-        batch = words
-        where = range(len(words))
-        if self.ignore_merges or not all(words):
-            where = []
-            for i, word in enumerate(words):
-                if (self.ignore_merges and word in vocab) or len(word) < 2:
-                    out[i] = self.tokenize(word)
-                else:
-                    where.append(i)
-            batch = [words[i] for i in where]
-        if not batch:
-            return out  # type: ignore[return-value]
-        if self._char_ids is None:
+        if self._char_ids is None or self._pair_table is None:
             self._batch_tables()
         chars = self._char_ids
-        points = np.frombuffer("".join(batch).encode("utf-32-le", "surrogatepass"), np.uint32)
-        ids = chars[np.minimum(points, len(chars) - 1)]
-        lengths = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
-        starts = np.zeros(len(batch), dtype=np.int64)
-        np.cumsum(lengths[:-1], out=starts[1:])
-        ok = (lengths >= 2) & (lengths <= MAX_SYMBOLS) & (np.minimum.reduceat(ids, starts) >= 0)
+        ids = chars[np.minimum(code_points("".join(batch)), len(chars) - 1)]
+        lengths = lengths_of(batch)
+        ok = lengths >= 2
+        ok &= lengths <= MAX_SYMBOLS
+        ok &= np.minimum.reduceat(ids, starts_of(lengths)) >= 0  # every char a token
+        out: list[list[int] | None] = [None] * len(batch)
         if ok.any():
-            merged = self._merge_batch(ids[np.repeat(ok, lengths)], lengths[ok])
+            merged = merge_words(
+                self._pair_table, self.stride, ids[np.repeat(ok, lengths)], lengths[ok]
+            )
             for k, found in zip(np.flatnonzero(ok).tolist(), merged):
-                out[where[k]] = found
-        for k in np.flatnonzero(~ok).tolist():
-            out[where[k]] = self.tokenize(batch[k])
-        return out  # type: ignore[return-value]
-
-    def _merge_batch(self, sym, lengths) -> list[list[int]]:  # noqa: ANN001 - numpy arrays
-        table = self._pair_table
-        if table is None:
-            self._batch_tables()
-            table = self._pair_table
-        return merge_words(table, self.stride, sym, lengths)  # type: ignore[arg-type]
+                out[k] = found
+        return out
 
     def _batch_tables(self) -> None:
         """Build :meth:`tokenize_many`'s tables (or read them from the load cache's bytes)."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .ragged import split, starts_of
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -71,9 +73,7 @@ def merge_words(
     word after another, ``lengths`` how many each has (2 to MAX_SYMBOLS)."""
     import numpy as np
 
-    count = len(lengths)
-    starts = np.zeros(count, dtype=np.int64)
-    np.cumsum(lengths[:-1], out=starts[1:])
+    starts = starts_of(lengths)
     size = len(sym)
     sym = sym.astype(np.int64)  # a copy: merges write into it
     slot = np.arange(size, dtype=np.int64)
@@ -123,11 +123,4 @@ def merge_words(
             r, m = table.lookup(sym[before] * stride + sym[at[has_before]])
             new[before] = m
             key[before] = np.where(r == _NONE, _NONE, r << SHIFT | in_word[before])
-    kept = np.add.reduceat(alive, starts).tolist()
-    flat = sym[alive].tolist()
-    out: list[list[int]] = []
-    pos = 0
-    for n in kept:
-        out.append(flat[pos : pos + n])
-        pos += n
-    return out
+    return split(sym[alive].tolist(), np.add.reduceat(alive, starts).tolist())

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from .ragged import code_points, lengths_of, starts_of
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -24,11 +26,9 @@ class Trie:
         import numpy as np
 
         count = len(strings)
-        lengths = np.fromiter(map(len, strings), np.int64, count)
-        points = np.frombuffer("".join(strings).encode("utf-32-le", "surrogatepass"), np.uint32)
-        points = points.astype(np.int64)
-        starts = np.zeros(count, dtype=np.int64)
-        np.cumsum(lengths[:-1], out=starts[1:])
+        lengths = lengths_of(strings)
+        points = code_points("".join(strings)).astype(np.int64)
+        starts = starts_of(lengths)
         self.depth = int(lengths.max()) if count else 0
         node = np.zeros(count, dtype=np.int64)
         self.nodes = np.zeros(count, dtype=np.int64)

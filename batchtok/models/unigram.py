@@ -13,6 +13,7 @@ from ..errors import EncodeError
 from ..utils.json_numbers import as_serde_float
 from ..utils.spec import Spec, read_usize
 from .base import Model
+from .ragged import code_points, lengths_of
 
 _MISSING_UNK = "Encountered an unknown token but `unk_id` is missing"
 _UNK_PENALTY = 10.0
@@ -32,6 +33,10 @@ _SHORT_WORD = 16
 # tokenize_many runs one numpy Viterbi over this many words or more, each this long at most
 _BATCH_MIN = 512
 _BATCH_CHARS = 256
+
+
+def _fits_batch(word: str) -> bool:
+    return 0 < len(word) <= _BATCH_CHARS
 
 
 class Unigram(Model):
@@ -215,46 +220,39 @@ class Unigram(Model):
         there is no ``unk_id`` (which may fail) and the longer ones take :meth:`tokenize`."""
         if len(words) < _BATCH_MIN:
             return [self.tokenize(w) for w in words]
+        return self._tokenize_together(words, _fits_batch, self._best_together)
+
+    def _best_together(self, batch: list[str]) -> list[list[int] | None]:
         import numpy as np
 
         from .unigram_batch import UnigramTrie, best_paths
 
-        out: list[list[int] | None] = [None] * len(words)
-        where = [i for i, w in enumerate(words) if 0 < len(w) <= _BATCH_CHARS]
-        batch = [words[i] for i in where]
-        if batch:
-            trie = self._trie
-            if trie is None:
-                trie = self._trie = UnigramTrie(self.vocab, self.pieces)
-            unk_id = -1 if self.unk_id is None else self.unk_id
-            joined = "".join(batch)
-            points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
-            lengths = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
-            fused = None
-            if not self.byte_fallback and self.unk_id is not None:
-                # a fused unknown text is looked up again, else unk (see _ids_and_tokens)
-                get = self.vocab.get
+        trie = self._trie
+        if trie is None:
+            trie = self._trie = UnigramTrie(self.vocab, self.pieces)
+        unk_id = -1 if self.unk_id is None else self.unk_id
+        joined = "".join(batch)
+        fused = None
+        if not self.byte_fallback and self.unk_id is not None:
+            # a fused unknown text is looked up again, else unk (see _ids_and_tokens)
+            get = self.vocab.get
 
-                def fused(begin: int, end: int) -> int:
-                    return get(joined[begin:end], unk_id)
+            def fused(begin: int, end: int) -> int:
+                return get(joined[begin:end], unk_id)
 
-            paths, ends, needs_unk = best_paths(
-                trie, unk_id, self.unk_score, points, lengths, fused
-            )
-            if self.unk_id is None:
-                for k in np.flatnonzero(needs_unk).tolist():
-                    paths[k] = self.tokenize(batch[k])
-            elif ends is not None:
-                for k, ids in enumerate(paths):
-                    if unk_id in ids:
-                        word = batch[k]
-                        paths[k] = list(self._ids_of(word, _fused(word, ends[k], ids, unk_id)))
-            for i, ids in zip(where, paths):
-                out[i] = ids
-        for i, word in enumerate(words):
-            if out[i] is None:
-                out[i] = self.tokenize(word)
-        return out  # type: ignore[return-value]
+        found, ends, needs_unk = best_paths(
+            trie, unk_id, self.unk_score, code_points(joined), lengths_of(batch), fused
+        )
+        paths: list[list[int] | None] = found  # type: ignore[assignment]
+        if self.unk_id is None:
+            for k in np.flatnonzero(needs_unk).tolist():
+                paths[k] = None  # tokenize raises, or finds a path without the unknown
+        elif ends is not None:
+            for k, ids in enumerate(found):
+                if unk_id in ids:
+                    word = batch[k]
+                    paths[k] = list(self._ids_of(word, _fused(word, ends[k], ids, unk_id)))
+        return paths
 
     def _ids_and_tokens(
         self, word: str, strings: list[str] | None = None

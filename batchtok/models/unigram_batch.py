@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .ragged import split, starts_of
 from .trie_batch import Trie
 
 if TYPE_CHECKING:
@@ -57,8 +58,7 @@ def best_paths(
 
     count = len(lengths)
     size = len(points)
-    starts = np.zeros(count, dtype=np.int64)
-    np.cumsum(lengths[:-1], out=starts[1:])
+    starts = starts_of(lengths)
     word_of = np.repeat(np.arange(count, dtype=np.int64), lengths)
     limit = np.repeat(starts + lengths, lengths)  # the end of each position's word
     offset = np.arange(size, dtype=np.int64) - np.repeat(starts, lengths)
@@ -141,13 +141,5 @@ def best_paths(
             kept = np.bincount(word[~goes_on], minlength=count)
     elif is_unk.any():
         ends = (path - np.repeat(first, kept)).tolist()
-    flat = ids.tolist()
-    out_ids: list[list[int]] = []
-    out_ends: list[list[int]] | None = None if ends is None else []
-    pos = 0
-    for n in kept.tolist():
-        out_ids.append(flat[pos : pos + n])
-        if out_ends is not None:
-            out_ends.append(ends[pos : pos + n])  # type: ignore[index]
-        pos += n
-    return out_ids, out_ends, needs_unk
+    counts = kept.tolist()
+    return split(ids.tolist(), counts), None if ends is None else split(ends, counts), needs_unk

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import EncodeError
 from ..utils.spec import Spec, read_usize
 from .base import Model, read_vocab, refuse_shared_ids
+from .ragged import code_points, lengths_of
 
 _MISSING_UNK = "WordPiece error: Missing [UNK] token from the vocabulary"
 # tokenize_many cuts this many words or more together
@@ -74,39 +75,32 @@ class WordPiece(Model):
         with a position no piece starts at is the unk token (or the one-by-one error)."""
         if len(words) < _BATCH_MIN:
             return [self.tokenize(w) for w in words]
+        most = self.max_input_chars_per_word
+
+        def fits(word: str) -> bool:
+            return 0 < len(word) <= most
+
+        return self._tokenize_together(words, fits, self._cut_together)
+
+    def _cut_together(self, batch: list[str]) -> list[list[int] | None]:
         import numpy as np
 
         from .wordpiece_batch import PieceTrie, greedy
 
-        out: list[list[int] | None] = [None] * len(words)
-        most = self.max_input_chars_per_word
-        where = [i for i, w in enumerate(words) if 0 < len(w) <= most]
-        batch = [words[i] for i in where]
-        if batch:
-            tries = self._tries
-            if tries is None:
-                first = PieceTrie(self.vocab)
-                prefix = self.prefix
-                cut = len(prefix)
-                after = (
-                    first
-                    if not prefix
-                    else PieceTrie(
-                        {t[cut:]: i for t, i in self.vocab.items() if t.startswith(prefix)}
-                    )
+        tries = self._tries
+        if tries is None:
+            first = PieceTrie(self.vocab)
+            prefix, cut = self.prefix, len(self.prefix)
+            after = first
+            if prefix:
+                after = PieceTrie(
+                    {t[cut:]: i for t, i in self.vocab.items() if t.startswith(prefix)}
                 )
-                tries = self._tries = (first, after)
-            points = np.frombuffer("".join(batch).encode("utf-32-le", "surrogatepass"), np.uint32)
-            lengths = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
-            found, bad = greedy(*tries, points, lengths)
-            for k in np.flatnonzero(bad).tolist():
-                found[k] = [self._unk_id()]
-            for i, ids in zip(where, found):
-                out[i] = ids
-        for i, word in enumerate(words):
-            if out[i] is None:
-                out[i] = self.tokenize(word)
-        return out  # type: ignore[return-value]
+            tries = self._tries = (first, after)
+        found, bad = greedy(*tries, code_points("".join(batch)), lengths_of(batch))
+        for k in np.flatnonzero(bad).tolist():
+            found[k] = [self._unk_id()]
+        return found  # type: ignore[return-value]
 
     def _unk_id(self) -> int:
         token_id = self.vocab.get(self.unk_token)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .ragged import split, starts_of
 from .trie_batch import Trie
 
 if TYPE_CHECKING:
@@ -52,8 +53,7 @@ def greedy(
 
     count = len(lengths)
     size = len(points)
-    starts = np.zeros(count, dtype=np.int64)
-    np.cumsum(lengths[:-1], out=starts[1:])
+    starts = starts_of(lengths)
     ends = starts + lengths
     limit = np.repeat(ends, lengths)
     first_len, first_id = longest(first, points, starts, limit)
@@ -82,10 +82,4 @@ def greedy(
     word_of = np.concatenate(taken_word) if taken_word else np.zeros(0, dtype=np.int64)
     order = np.argsort(word_of, kind="stable")
     flat = np.concatenate(taken_id)[order].tolist() if taken_word else []
-    kept = np.bincount(word_of, minlength=count).tolist()
-    out: list[list[int]] = []
-    pos = 0
-    for n in kept:
-        out.append(flat[pos : pos + n])
-        pos += n
-    return out, bad
+    return split(flat, np.bincount(word_of, minlength=count).tolist()), bad

@@ -89,18 +89,17 @@ def _stretch(text: str, at: int) -> tuple[int, int]:
     holding ``text[at]`` lies inside, and no rule of UAX #29 reads across either end (each
     rule that looks further back, as GB9c, GB11 and GB12/13 do, reads only pairs that may
     join), so its clusters are the ones the whole text has."""
+    left, right = _joining()
+
+    def joins(at: int) -> bool:  # whether text[at - 1] and text[at] may be one grapheme's
+        return text[at - 1] in left or text[at] in right or max(text[at - 1 : at + 1]) > "\uffff"
+
     start, end, size = at, at + 1, len(text)
-    while start and _joins(text, start):
+    while start and joins(start):
         start -= 1
-    while end < size and _joins(text, end):
+    while end < size and joins(end):
         end += 1
     return start, end
-
-
-def _joins(text: str, at: int) -> bool:
-    """Whether ``text[at - 1]`` and ``text[at]`` may be one grapheme's (see :func:`_stretch`)."""
-    left, right = _joining()
-    return text[at - 1] in left or text[at] in right or max(text[at - 1 : at + 1]) > "\uffff"
 
 
 def _may_join(text: str) -> bool:
