@@ -12,6 +12,8 @@ from collections.abc import Mapping
 # `re` tests a class of BMP chars with one table lookup but scans a list for a class holding a
 # char beyond the BMP: those all take one cheap catch-all branch and are looked up.
 BEYOND_BMP = "[\U00010000-\U0010ffff]"
+# SparseTranslate calls str.translate when more than one char in this many is changed
+_DENSE = 16
 
 
 def class_char(char: str) -> str:
@@ -58,6 +60,7 @@ class SparseTranslate:
         pattern = char_class(by_char)
         self._changed = re.compile(pattern) if pattern else None
         self._by_char = by_char
+        self._table = {ord(c): new for c, new in by_char.items()}
         # chars whose replacement holds no changed char: replacing them one after another
         # (str.replace, one pass each) is the same as replacing all at once
         self._plain = frozenset(c for c, new in by_char.items() if not set(new) & by_char.keys())
@@ -68,6 +71,9 @@ class SparseTranslate:
         found = self._changed.findall(text)
         if not found:
             return text
+        if len(found) * _DENSE > len(text):
+            # a lookup per char (str.translate) costs less than a Python call per match
+            return text.translate(self._table)
         distinct = set(found)
         if len(distinct) * 8 < len(found) and distinct <= self._plain:
             for char in distinct:

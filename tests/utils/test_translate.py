@@ -1,6 +1,7 @@
 """SparseTranslate replaces only the chars a table changes, and must equal ``str.translate``
 with that table on any text: chained replacements (a replacement holding a changed char),
-deletions, chars beyond the BMP, regex-special chars, dense and sparse hits."""
+deletions, chars beyond the BMP, regex-special chars, dense and sparse hits (each of the
+three ways it replaces)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from batchtok.utils.translate import SparseTranslate, ranges
+from batchtok.utils.translate import _DENSE, SparseTranslate, ranges
 from tests.support.tier import examples
 
 CHARS = st.sampled_from(list("ab-]^[\\\n\t xyé\u0301\uffff\U00010000\U0001f600\u2581"))
@@ -20,9 +21,14 @@ TABLES = st.dictionaries(CHARS.map(ord), st.none() | st.text(CHARS, max_size=3),
 @given(TABLES, st.text(CHARS | st.characters(codec="utf-8", exclude_categories=("Cs",))))
 def test_sparse_translate_equals_str_translate(table, text):
     sparse = SparseTranslate(table)
-    assert sparse(text) == text.translate(table)
-    dense = text * 9  # many hits of few distinct chars: the str.replace branch
-    assert sparse(dense) == dense.translate(table)
+    # "\0" is never changed: it thins the hits out below the share that takes str.translate
+    filler = "\0" * (_DENSE * len(text))
+    for probe in (
+        text,  # hits of any share: dense ones take str.translate
+        text + filler,  # sparse hits, a Python call each
+        (text + filler) * 9,  # sparse hits of few distinct chars: str.replace per char
+    ):
+        assert sparse(probe) == probe.translate(table)
 
 
 @given(
