@@ -33,7 +33,7 @@ def _check(name: str, s: str) -> None:
 
 def _property(name: str):
     @settings(
-        max_examples=examples(2000),
+        max_examples=examples(2000, fast=100),  # one such property per fixture file
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow],
         database=None,

@@ -66,6 +66,7 @@ import functools
 import html.parser
 import json
 import logging
+import multiprocessing
 import os
 import pathlib
 import random
@@ -572,7 +573,10 @@ def _extract_many(paths: Sequence[pathlib.Path], main_only: bool) -> list[list[B
     if workers == 1 or len(jobs) < 8:
         results = [_page_blocks(j) for j in jobs]
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        # forkserver: fetch_all builds the parts in threads, and a fork beside other threads
+        # may copy a lock one of them holds
+        context = multiprocessing.get_context("forkserver")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             results = list(pool.map(_page_blocks, jobs, chunksize=8))
     return [[Block(t, p) for t, p in r] for r in results]
 

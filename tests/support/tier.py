@@ -24,10 +24,13 @@ EXAMPLE_SHARE = 0.1
 MIN_EXAMPLES = 20
 
 
-def examples(full: int) -> int:
-    """Hypothesis ``max_examples`` for a property that runs ``full`` examples in the full tier."""
+def examples(full: int, fast: int | None = None) -> int:
+    """Hypothesis ``max_examples`` for a property that runs ``full`` examples in the full tier;
+    in the default tier ``fast`` (a property repeated over many files), else its share."""
     if FULL:
         return full
+    if fast is not None:
+        return min(full, fast)
     return min(full, max(MIN_EXAMPLES, round(full * EXAMPLE_SHARE)))
 
 
