@@ -405,6 +405,8 @@ class Tokenizer:
             if found is not None:
                 for piece, word, ids in zip(todo, words, found):
                     cache.put(piece, tuple(ids) if word else ())
+                if exceptions and self._text_token_id is not None:
+                    self._learn_text_tokens(todo, words, found)
         lookup = cache.__getitem__
         vocab_r = self.model.vocab_r
         text_token_id = self._text_token_id if exceptions else None
@@ -445,6 +447,29 @@ class Tokenizer:
                     found = strings[piece] = self._piece_text_tokens(piece, ids)
                 exceptions += [(pos + j, string) for j, string in found]
             pos += len(ids)
+
+    def _learn_text_tokens(
+        self, pieces: list[str], words: list[str], found: list[list[int]]
+    ) -> None:
+        """:meth:`_piece_text_tokens` of each piece (its ``words`` entry mapped, ``found`` its
+        ids) holding ``_text_token_id``, the model's token strings read together."""
+        text_token_id, strings = self._text_token_id, self._text_tokens
+        todo = [k for k, ids in enumerate(found) if text_token_id in ids and words[k]]
+        todo = [k for k in todo if pieces[k] not in strings]
+        if not todo:
+            return
+        try:
+            tokens = self.model.token_strings_many([words[k] for k in todo])
+        except Exception:  # noqa: BLE001 - the assembly raises it, one piece at a time
+            return
+        vocab_r = self.model.vocab_r
+        for k, texts in zip(todo, tokens):
+            if len(strings) >= TEXT_TOKEN_ENTRIES:
+                strings.clear()
+            ids = found[k]
+            strings[pieces[k]] = tuple(
+                (j, text) for j, text in enumerate(texts) if text != vocab_r[ids[j]]
+            )
 
     def _piece_text_tokens(self, piece: str, ids: tuple[int, ...]) -> tuple[tuple[int, str], ...]:
         word = self._piece_map(piece) if self._piece_map is not None else piece

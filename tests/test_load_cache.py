@@ -13,7 +13,9 @@ import pytest
 from batchtok import Tokenizer, load_cache
 from batchtok import tokenizer as tokenizer_module
 from batchtok.models import bpe as bpe_module
-from batchtok.models import bpe_batch
+from batchtok.models import bpe_batch, trie_batch
+from batchtok.models import unigram as unigram_module
+from batchtok.models import wordpiece as wordpiece_module
 from tests.support import adversarial, corpora
 from tests.support.fixtures import fixture_path
 
@@ -146,37 +148,62 @@ def test_a_tokenizer_pickles():
     assert view(copy, docs) == view(tok, docs)
 
 
-@pytest.mark.parametrize("name", ["llama3", "llama2"])
-def test_a_cached_bpe_keeps_its_batch_tables_as_bytes(cache, name, monkeypatch):
-    """The entry holds the batched merges' tables (built once, at store): a cached tokenizer
-    reads them in place instead of building them, and batches as a fresh one does."""
+@pytest.mark.parametrize(
+    ("name", "module", "built", "field", "kept"),
+    [
+        ("llama3", bpe_module, bpe_batch.PairTable, "_pair_table", "_batch_bytes"),
+        ("llama2", bpe_module, bpe_batch.PairTable, "_pair_table", "_batch_bytes"),
+        ("t5-unigram", unigram_module, trie_batch.Trie, "_trie", "_trie_bytes"),
+        ("minilm", wordpiece_module, trie_batch.Trie, "_tries", "_tries_bytes"),
+    ],
+)
+def test_a_cached_model_keeps_its_batch_tables_as_bytes(
+    cache, name, module, built, field, kept, monkeypatch
+):
+    """The entry holds the batch tables (BPE's merges, Unigram's and WordPiece's tries), built
+    once at store: a cached tokenizer reads them in place instead of building them, batches as
+    a fresh one does, and pickles again with them as bytes."""
     data = fixture_path(name).read_bytes()
     Tokenizer.from_buffer(data)  # builds, prepares the batch tables, stores
     cached = load_cache.fetch(data)
-    assert cached.model._batch_bytes is not None and cached.model._pair_table is None
-    built = []
-    real = bpe_batch.PairTable.__init__
-    monkeypatch.setattr(
-        bpe_batch.PairTable, "__init__", lambda self, pairs: built.append(1) or real(self, pairs)
-    )
-    monkeypatch.setattr(bpe_module, "_BATCH_MIN", 1)
+    assert getattr(cached.model, field) is None and vars(cached.model).get(kept) is not None
+    builds = []
+    real = built.__init__
+    monkeypatch.setattr(built, "__init__", lambda self, *a: builds.append(1) or real(self, *a))
+    monkeypatch.setattr(module, "_BATCH_MIN", 1)
     monkeypatch.setattr(tokenizer_module, "PREFILL_MIN", 1)
-    fresh = Tokenizer.from_str(data.decode())
     docs = texts()
-    assert cached.encode_batch_ids(docs) == fresh.encode_batch_ids(docs)
-    assert len(built) == 1, "only the fresh tokenizer builds its pair table"
-    assert cached.model._pair_table is not None
+    want = Tokenizer.from_str(data.decode()).encode_batch_ids(docs)
+    builds.clear()
+    assert cached.encode_batch_ids(docs) == want
+    assert not builds, "the cached tokenizer built its tables"
+    assert getattr(cached.model, field) is not None
+    again = pickle.loads(pickle.dumps(cached))
+    assert vars(again.model).get(kept) is not None and again.encode_batch_ids(docs) == want
 
 
-def test_a_cached_entry_loads_without_numpy(cache):
-    """Reading the tables' bytes back needs no numpy: a process that loads a cached BPE and
-    encodes one text never imports it."""
-    path = fixture_path("llama3")
+def test_a_cached_byte_level_bpe_has_read_its_wide_char_tokens(cache):
+    """The cut between chars of three or four bytes reads the vocab once: at store, not in
+    each process on its first CJK word."""
+    data = fixture_path("llama3").read_bytes()
+    Tokenizer.from_buffer(data)
+    cut = load_cache.fetch(data).model._char_cut
+    assert cut._inside is not None and cut._at_end
+
+
+@pytest.mark.parametrize(
+    ("name", "kept"),
+    [("llama3", "_batch_bytes"), ("t5-unigram", "_trie_bytes"), ("minilm", "_tries_bytes")],
+)
+def test_a_cached_entry_loads_without_numpy(cache, name, kept):
+    """Reading the tables' bytes back needs no numpy: a process that loads a cached model
+    (BPE, Unigram, WordPiece) and encodes one text never imports it."""
+    path = fixture_path(name)
     Tokenizer.from_buffer(path.read_bytes())
     code = (
         "import sys, batchtok\n"
         f"tok = batchtok.Tokenizer.from_file({str(path)!r})\n"
-        "assert tok.model._batch_bytes is not None\n"
+        f"assert vars(tok.model).get({kept!r}) is not None\n"
         "tok.encode_ids('hello world')\n"
         "print('numpy' in sys.modules)\n"
     )

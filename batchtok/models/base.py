@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from ..errors import NotReproducibleError
 from ..utils.spec import U32_MAX, Spec, is_u32
+
+T = TypeVar("T")
 
 
 class Model:
@@ -25,15 +28,16 @@ class Model:
         """``[self.tokenize(w) for w in words]``, which a model may compute together."""
         return [self.tokenize(w) for w in words]
 
-    def _tokenize_together(
+    def _each_together(
         self,
         words: list[str],
         fits: Callable[[str], bool] | None,
-        together: Callable[[list[str]], list[list[int] | None]],
-    ) -> list[list[int]]:
-        """:meth:`tokenize` of each word: the words ``fits`` accepts (all when None) go to
-        ``together`` as one batch; a word it gives None for, and one ``fits`` refuses, go
-        through :meth:`tokenize`."""
+        together: Callable[[list[str]], list[list[T] | None]],
+        one: Callable[[str], list[T]] | None = None,
+    ) -> list[list[T]]:
+        """``one`` (by default :meth:`tokenize`) of each word: the words ``fits`` accepts (all
+        when None) go to ``together`` as one batch; a word it gives None for, and one ``fits``
+        refuses, go through ``one``."""
         if fits is None:
             found = together(words)
         else:
@@ -42,8 +46,8 @@ class Model:
             if where:
                 for i, ids in zip(where, together([words[i] for i in where])):
                     found[i] = ids
-        tokenize = self.tokenize
-        return [tokenize(w) if ids is None else ids for w, ids in zip(words, found)]
+        each = self.tokenize if one is None else one
+        return [each(w) if ids is None else ids for w, ids in zip(words, found)]  # type: ignore[misc]
 
     def prepare_batches(self) -> None:
         """Build now the tables :meth:`tokenize_many` would build on its first batch (the
@@ -53,6 +57,10 @@ class Model:
         """The token strings tokenizers reports for ``word``, one per id of :meth:`tokenize`."""
         vocab_r = self.vocab_r
         return [vocab_r[i] for i in self.tokenize(word)]
+
+    def token_strings_many(self, words: list[str]) -> list[list[str]]:
+        """:meth:`token_strings` of each word, which a model may compute together."""
+        return [self.token_strings(w) for w in words]
 
     @property
     def vocab_size(self) -> int:

@@ -191,7 +191,7 @@ class BPE(Model):
             def fits(word: str) -> bool:
                 return len(word) >= 2 and not (ignore_merges and word in vocab)
 
-        return self._tokenize_together(words, fits, self._merge_together)
+        return self._each_together(words, fits, self._merge_together)
 
     def _merge_together(self, batch: list[str]) -> list[list[int] | None]:
         """The merges of each (non-empty) word that :func:`merge_words` can take, else None."""
@@ -229,6 +229,8 @@ class BPE(Model):
     def prepare_batches(self) -> None:
         if self._pair_table is None:
             self._batch_tables()
+        if self._char_cut is not None:
+            self._char_cut.prepare()
 
     def __getstate__(self) -> dict:
         """A pickle keeps the batch tables as bytes, so that loading it needs no numpy and

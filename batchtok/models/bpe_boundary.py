@@ -249,6 +249,11 @@ class CharCut:
         chars leads a char of three or four bytes."""
         return _HAS_WIDE.search(word) is not None
 
+    def prepare(self) -> None:
+        """Read the vocab now instead of on the first word cut (the load cache keeps it)."""
+        if self._inside is None:
+            self._read_vocab()
+
     def _read_vocab(self) -> None:
         tokens = [t for t in self.vocab if len(t) > 1 and _HAS_WIDE.search(t, 1)]
         sep = _absent_char(tokens)

@@ -50,6 +50,27 @@ class Trie:
         self.child = np.arange(1, size, dtype=np.int64)
         self.size = size
 
+    def to_bytes(self) -> dict[str, object]:
+        """The trie's fields, each array as (dtype, bytes): a pickle that needs no numpy to
+        load (the load cache keeps it; see :meth:`from_bytes`)."""
+        return {
+            name: (value.dtype.str, value.tobytes()) if hasattr(value, "tobytes") else value
+            for name, value in self.__dict__.items()
+        }
+
+    @classmethod
+    def from_bytes(cls, state: dict[str, object]) -> Trie:
+        """The trie (of this class) that :meth:`to_bytes` gave, its arrays read in place."""
+        import numpy as np
+
+        trie = cls.__new__(cls)
+        for name, value in state.items():
+            if type(value) is tuple:
+                dtype, data = value
+                value = np.frombuffer(data, dtype)  # type: ignore[call-overload]
+            setattr(trie, name, value)
+        return trie
+
     def values(self, of_strings, missing) -> np.ndarray:  # noqa: ANN001 - numpy arrays
         """A value per node: ``of_strings[k]`` at the node of the k-th string, ``missing`` at
         the nodes that are only prefixes."""

@@ -209,9 +209,17 @@ class Unigram(Model):
     tokenizes_many = True
 
     def __getstate__(self) -> dict:
-        """A pickle leaves out the batch trie (numpy arrays, built again on first use), so
-        that loading it needs no numpy."""
-        return {**self.__dict__, "_trie": None}
+        """A pickle keeps the batch trie as bytes (read back on the first batch), so that
+        loading it needs no numpy and the first batch of a process does not build it."""
+        state = dict(self.__dict__)
+        trie = state.pop("_trie", None)
+        state["_trie"] = None
+        if trie is not None:
+            state["_trie_bytes"] = trie.to_bytes()
+        return state
+
+    def prepare_batches(self) -> None:
+        self._batch_trie()
 
     def tokenize_many(self, words: list[str]) -> list[list[int]]:
         """:meth:`tokenize` of each word. When there are enough of them, the words of 1 to
@@ -220,16 +228,14 @@ class Unigram(Model):
         there is no ``unk_id`` (which may fail) and the longer ones take :meth:`tokenize`."""
         if len(words) < _BATCH_MIN:
             return [self.tokenize(w) for w in words]
-        return self._tokenize_together(words, _fits_batch, self._best_together)
+        return self._each_together(words, _fits_batch, self._best_together)
 
     def _best_together(self, batch: list[str]) -> list[list[int] | None]:
         import numpy as np
 
-        from .unigram_batch import UnigramTrie, best_paths
+        from .unigram_batch import best_paths
 
-        trie = self._trie
-        if trie is None:
-            trie = self._trie = UnigramTrie(self.vocab, self.pieces)
+        trie = self._batch_trie()
         unk_id = -1 if self.unk_id is None else self.unk_id
         joined = "".join(batch)
         fused = None
@@ -253,6 +259,49 @@ class Unigram(Model):
                     word = batch[k]
                     paths[k] = list(self._ids_of(word, _fused(word, ends[k], ids, unk_id)))
         return paths
+
+    def token_strings_many(self, words: list[str]) -> list[list[str]]:
+        """:meth:`token_strings` of each word; when there are enough of them, the words of 1
+        to ``_BATCH_CHARS`` chars read their best paths together, unknown nodes unfused, and
+        fuse them as :meth:`segment` does (the same visits and comparisons, so the same
+        path)."""
+        if len(words) < _BATCH_MIN:
+            return [self.token_strings(w) for w in words]
+        return self._each_together(words, _fits_batch, self._strings_together, self.token_strings)
+
+    def _strings_together(self, batch: list[str]) -> list[list[str] | None]:
+        from .unigram_batch import best_paths
+
+        unk_id = -1 if self.unk_id is None else self.unk_id
+        found, ends, needs_unk = best_paths(
+            self._batch_trie(),
+            unk_id,
+            self.unk_score,
+            code_points("".join(batch)),
+            lengths_of(batch),
+        )
+        vocab_r = self.vocab_r
+        out: list[list[str] | None] = []
+        for k, (ids, unknown) in enumerate(zip(found, needs_unk.tolist())):
+            if unknown and self.unk_id is None:
+                out.append(None)  # token_strings raises, or finds a path without the unknown
+            elif ends is not None and unk_id in ids:
+                word = batch[k]
+                out.append(self._ids_and_tokens(word, _fused(word, ends[k], ids, unk_id))[1])
+            else:
+                out.append([vocab_r[i] for i in ids])
+        return out
+
+    def _batch_trie(self):  # noqa: ANN202 - a UnigramTrie, built by the first batch
+        from .unigram_batch import UnigramTrie
+
+        if self._trie is None:
+            kept = self.__dict__.pop("_trie_bytes", None)
+            if kept is not None:
+                self._trie = UnigramTrie.from_bytes(kept)
+            else:
+                self._trie = UnigramTrie(self.vocab, self.pieces)
+        return self._trie
 
     def _ids_and_tokens(
         self, word: str, strings: list[str] | None = None

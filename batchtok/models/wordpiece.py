@@ -65,9 +65,37 @@ class WordPiece(Model):
     tokenizes_many = True
 
     def __getstate__(self) -> dict:
-        """A pickle leaves out the batch trie (numpy arrays, built again on first use), so
-        that loading it needs no numpy."""
-        return {**self.__dict__, "_tries": None}
+        """A pickle keeps the batch tries as bytes (read back on the first batch), so that
+        loading it needs no numpy and the first batch of a process does not build them."""
+        state = dict(self.__dict__)
+        tries = state.pop("_tries", None)
+        state["_tries"] = None
+        if tries is not None:
+            first, after = tries
+            state["_tries_bytes"] = (first.to_bytes(), None if after is first else after.to_bytes())
+        return state
+
+    def prepare_batches(self) -> None:
+        self._batch_tries()
+
+    def _batch_tries(self):  # noqa: ANN202 - (PieceTrie of all pieces, of the continuations)
+        from .wordpiece_batch import PieceTrie
+
+        if self._tries is not None:
+            return self._tries
+        kept = self.__dict__.pop("_tries_bytes", None)
+        if kept is not None:
+            first = PieceTrie.from_bytes(kept[0])
+            after = first if kept[1] is None else PieceTrie.from_bytes(kept[1])
+        else:
+            first = PieceTrie(self.vocab)
+            prefix, cut = self.prefix, len(self.prefix)
+            after = first
+            if prefix:
+                rest = {t[cut:]: i for t, i in self.vocab.items() if t.startswith(prefix)}
+                after = PieceTrie(rest)
+        self._tries = (first, after)
+        return self._tries
 
     def tokenize_many(self, words: list[str]) -> list[list[int]]:
         """:meth:`tokenize` of each word. When there are enough of them, the words of 1 to
@@ -80,24 +108,14 @@ class WordPiece(Model):
         def fits(word: str) -> bool:
             return 0 < len(word) <= most
 
-        return self._tokenize_together(words, fits, self._cut_together)
+        return self._each_together(words, fits, self._cut_together)
 
     def _cut_together(self, batch: list[str]) -> list[list[int] | None]:
         import numpy as np
 
-        from .wordpiece_batch import PieceTrie, greedy
+        from .wordpiece_batch import greedy
 
-        tries = self._tries
-        if tries is None:
-            first = PieceTrie(self.vocab)
-            prefix, cut = self.prefix, len(self.prefix)
-            after = first
-            if prefix:
-                after = PieceTrie(
-                    {t[cut:]: i for t, i in self.vocab.items() if t.startswith(prefix)}
-                )
-            tries = self._tries = (first, after)
-        found, bad = greedy(*tries, code_points("".join(batch)), lengths_of(batch))
+        found, bad = greedy(*self._batch_tries(), code_points("".join(batch)), lengths_of(batch))
         for k in np.flatnonzero(bad).tolist():
             found[k] = [self._unk_id()]
         return found  # type: ignore[return-value]

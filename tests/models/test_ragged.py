@@ -1,6 +1,6 @@
 """The ragged layout the batched models share (batchtok/models/ragged.py) and the scaffold that
 sends a batch's fitting words through a model's batched path and the rest through ``tokenize``
-(``Model._tokenize_together``)."""
+(``Model._each_together``)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_fitting_words_go_together_the_rest_one_by_one(batch: list[str], all_fit
     def fits(word: str) -> bool:
         return len(word) % 2 == 0
 
-    out = model._tokenize_together(batch, None if all_fit else fits, model.together)
+    out = model._each_together(batch, None if all_fit else fits, model.together)
     sent = [w for w in batch if all_fit or fits(w)]
     assert model.batches == ([sent] if sent or all_fit else [])
     for word, ids in zip(batch, out, strict=True):

@@ -67,8 +67,11 @@ def test_words_take_the_same_path_together_as_one_by_one(vocab, words, long):
     model = Unigram(pieces, unk_id, byte_fallback)
     expected = outcome(lambda: [model.tokenize(w) for w in words])
     fresh = Unigram(pieces, unk_id, byte_fallback)
+    strings = outcome(lambda: [model.token_strings(w) for w in words])
     with _batched():
         assert outcome(lambda: fresh.tokenize_many(words)) == expected
+        # the token strings (unknown text as written, fused) read together, as encode_batch does
+        assert outcome(lambda: fresh.token_strings_many(words)) == strings
 
 
 @long_examples(400)
@@ -99,6 +102,27 @@ def test_each_word_is_batched_at_the_lowered_thresholds(monkeypatch):
     with _batched():
         assert model.tokenize_many(["ab", "zzab", "ba"]) == [[3], [0, 3], [2, 1]]
     assert calls
+
+
+def test_encode_batch_reads_the_unknown_texts_of_its_misses_together(monkeypatch):
+    """encode_batch's Encodings report unknown text as written: the strings of the misses
+    holding the unk id are read in one batch, not by a lattice per piece."""
+    pieces = [("<unk>", 0.0), ("▁", -1.0), ("a", -1.0), ("b", -2.0), ("ab", -2.5)]
+    pre = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}
+    ours, ref = pair_from_json(unigram(pieces, 0, False, pre))
+    batches = []
+    real = Unigram._strings_together
+    monkeypatch.setattr(
+        Unigram, "_strings_together", lambda self, b: batches.append(b) or real(self, b)
+    )
+    monkeypatch.setattr(Unigram, "token_strings", lambda self, w: pytest.fail("one by one"))
+    texts = ["ab zzab xa", "bxxb ab", "a"]
+    with _batched():
+        encodings = ours.encode_batch(texts, add_special_tokens=False)
+    assert [e.tokens for e in encodings] == [
+        e.tokens for e in ref.encode_batch(texts, add_special_tokens=False)
+    ]
+    assert sorted(w for b in batches for w in b) == ["▁bxxb", "▁xa", "▁zzab"]
 
 
 @pytest.mark.parametrize("name", ["t5-unigram", "albert-unigram", "xlmr-unigram"])
