@@ -26,44 +26,77 @@ _NONE = 1 << 62  # the key of a slot without a merge
 
 
 class PairTable:
-    """The merges of a :class:`BPE` as arrays sorted by pair key (``left * stride + right``):
-    rank and merged id, found by binary search. (An open-addressing hash table in numpy looked
-    up 1.5-2x faster on large batches, but took 3x longer to build and lost on small ones.)"""
+    """The merges of a :class:`BPE` in an open-addressing hash table (linear probing, at most
+    half full) keyed by pair (``left * stride + right``), each slot's value packed as
+    ``rank << 32 | merged id``. A batch of lookups probes all its keys at once, one numpy pass
+    a probe: 3-6x faster than a binary search over the sorted keys (gemma3's 515k merges,
+    500k lookups: 27 against 88 ms), which costs ~19 random reads a key."""
+
+    _EMPTY = -1  # pair keys are >= 0
+    _MULT = 0x9E3779B97F4A7C15  # Fibonacci hashing: the top bits of key * 2**64 / phi
 
     def __init__(self, pairs: dict[int, int]) -> None:
         import numpy as np
 
         keys = np.fromiter(pairs.keys(), dtype=np.int64, count=len(pairs))
         packed = np.fromiter(pairs.values(), dtype=np.int64, count=len(pairs))
-        order = np.argsort(keys)
-        self.keys = keys[order]
-        packed = packed[order]
-        self.ranks = packed >> 32
-        self.merged = packed & 0xFFFFFFFF
+        bits = max(1, (2 * len(keys) - 1).bit_length())  # 2 ** bits >= 2 * len(keys)
+        self.slot_keys = np.full(1 << bits, self._EMPTY, dtype=np.int64)
+        self.slot_values = np.zeros(1 << bits, dtype=np.int64)
+        # Insert in rounds: each key not yet placed tries its current slot; of those trying a
+        # free slot, the first takes it and the others move one slot on. A key then sits
+        # after an unbroken run of taken slots from its home, as linear probing requires.
+        slot = self._home(keys)
+        todo = np.arange(len(keys))
+        while len(todo):
+            at = slot[todo]
+            free = self.slot_keys[at] == self._EMPTY
+            taken, first = np.unique(at[free], return_index=True)
+            winners = todo[free][first]
+            self.slot_keys[taken] = keys[winners]
+            self.slot_values[taken] = packed[winners]
+            placed = np.zeros(len(keys), dtype=bool)
+            placed[winners] = True
+            todo = todo[~placed[todo]]
+            slot[todo] = (slot[todo] + 1) & (len(self.slot_keys) - 1)
 
-    def to_bytes(self) -> tuple[bytes, bytes, bytes]:
+    def _home(self, keys: np.ndarray) -> np.ndarray:
+        import numpy as np
+
+        bits = len(self.slot_keys).bit_length() - 1
+        hashed = keys.astype(np.uint64) * np.uint64(self._MULT)  # wraps modulo 2 ** 64
+        return (hashed >> np.uint64(64 - bits)).astype(np.int64)
+
+    def to_bytes(self) -> tuple[bytes, bytes]:
         """The arrays' bytes, for a pickle that does not need numpy to load."""
-        return self.keys.tobytes(), self.ranks.tobytes(), self.merged.tobytes()
+        return self.slot_keys.tobytes(), self.slot_values.tobytes()
 
     @classmethod
-    def from_bytes(cls, parts: tuple[bytes, bytes, bytes]) -> PairTable:
+    def from_bytes(cls, parts: tuple[bytes, bytes]) -> PairTable:
         """The table :meth:`to_bytes` gave, its arrays read in place."""
         import numpy as np
 
         table = cls.__new__(cls)
-        table.keys, table.ranks, table.merged = (np.frombuffer(b, np.int64) for b in parts)
+        table.slot_keys, table.slot_values = (np.frombuffer(b, np.int64) for b in parts)
         return table
 
     def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(rank, merged id) of each pair key; rank ``_NONE`` where no merge has the pair."""
         import numpy as np
 
-        if not len(self.keys):
-            return np.full(len(keys), _NONE), np.zeros(len(keys), dtype=np.int64)
-        at = np.searchsorted(self.keys, keys)
-        np.minimum(at, len(self.keys) - 1, out=at)
-        found = self.keys[at] == keys
-        return np.where(found, self.ranks[at], _NONE), self.merged[at]
+        packed = np.full(len(keys), -1, dtype=np.int64)  # values are >= 0
+        slot_keys, mask = self.slot_keys, len(self.slot_keys) - 1
+        slot = self._home(keys)
+        todo = np.arange(len(keys))
+        while len(todo):
+            found = slot_keys[slot]
+            hit = found == keys
+            packed[todo[hit]] = self.slot_values[slot[hit]]
+            # a key neither found nor at an empty slot probes the next one
+            on = ~hit
+            on &= found != self._EMPTY
+            todo, keys, slot = todo[on], keys[on], (slot[on] + 1) & mask
+        return np.where(packed < 0, _NONE, packed >> 32), packed & 0xFFFFFFFF
 
 
 def merge_words(

@@ -22,7 +22,7 @@ import batchtok
 from batchtok import tokenizer as tokenizer_module
 from batchtok.errors import EncodeError
 from batchtok.models import bpe as bpe_module
-from batchtok.models.bpe_batch import MAX_SYMBOLS
+from batchtok.models.bpe_batch import _NONE, MAX_SYMBOLS, PairTable
 from tests.models.test_bpe_boundary import bpe_model
 from tests.models.test_bpe_char_cut import _texts as byte_level_texts
 from tests.models.test_bpe_char_cut import byte_level_files
@@ -54,6 +54,32 @@ def _words(draw, texts: list[str]) -> list[str]:
     """The texts, some of them longer than a batch takes, and the empty word."""
     long = [t * (MAX_SYMBOLS // max(1, len(t)) + 1) for t in texts[:1]]
     return texts + long + draw(st.lists(st.just(""), max_size=1))
+
+
+# Keys from a narrow range as well as anywhere: clustered keys share home slots and build
+# long probe runs, including runs that wrap around the end of the table.
+_PAIR_KEYS = st.one_of(st.integers(0, 64), st.integers(0, 2**40))
+
+
+@long_examples(500)
+@given(
+    pairs=st.dictionaries(_PAIR_KEYS, st.integers(0, 2**50), max_size=300),
+    absent=st.lists(_PAIR_KEYS, max_size=50),
+)
+def test_the_pair_table_finds_every_merge_and_nothing_else(pairs, absent):
+    import numpy as np
+
+    table = PairTable(pairs)
+    kept = PairTable.from_bytes(table.to_bytes())
+    queries = [*pairs, *absent, *pairs]
+    for t in (table, kept):
+        ranks, merged = t.lookup(np.array(queries, dtype=np.int64))
+        for key, rank, new in zip(queries, ranks.tolist(), merged.tolist()):
+            if key in pairs:
+                assert (rank, new) == (pairs[key] >> 32, pairs[key] & 0xFFFFFFFF)
+            else:
+                assert rank == _NONE
+    assert len(table.slot_keys) >= 2 * len(pairs)  # at most half full: every probe ends
 
 
 @long_examples(1500)
