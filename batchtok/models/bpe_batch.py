@@ -5,8 +5,9 @@ Words never interact, so a step's merges touch disjoint slots. A word's symbols 
 slots of its chars (a merged symbol keeps its left slot; the right one dies), linked by
 ``nxt`` / ``prv``, so a slot's index orders symbols within the word and ``rank << SHIFT |
 slot in word`` is a key whose per-word minimum is the next merge. One step costs a pass over
-every slot (numpy) plus a few operations per merging word, so a batch of short words costs
-about as many passes as its longest word has merges, instead of a Python loop per merge.
+the slots up to the last word still merging (words go longest first) plus a few operations
+per merging word, so a batch costs about as many steps as its longest word has merges,
+instead of a Python loop per merge.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class PairTable:
         packed = np.fromiter(pairs.values(), dtype=np.int64, count=len(pairs))
         bits = max(1, (2 * len(keys) - 1).bit_length())  # 2 ** bits >= 2 * len(keys)
         self.slot_keys = np.full(1 << bits, self._EMPTY, dtype=np.int64)
-        self.slot_values = np.zeros(1 << bits, dtype=np.int64)
+        self.slot_values = np.full(1 << bits, -1, dtype=np.int64)  # merges' values are >= 0
         # Insert in rounds: each key not yet placed tries its current slot; of those trying a
         # free slot, the first takes it and the others move one slot on. A key then sits
         # after an unbroken run of taken slots from its home, as linear probing requires.
@@ -80,23 +81,30 @@ class PairTable:
         table.slot_keys, table.slot_values = (np.frombuffer(b, np.int64) for b in parts)
         return table
 
-    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(rank, merged id) of each pair key; rank ``_NONE`` where no merge has the pair."""
+    def lookup(self, keys: np.ndarray) -> np.ndarray:
+        """The packed ``rank << 32 | merged id`` of each pair key, -1 where no merge has it."""
         import numpy as np
 
-        packed = np.full(len(keys), -1, dtype=np.int64)  # values are >= 0
-        slot_keys, mask = self.slot_keys, len(self.slot_keys) - 1
+        slot_keys, values, mask = self.slot_keys, self.slot_values, len(self.slot_keys) - 1
         slot = self._home(keys)
-        todo = np.arange(len(keys))
+        found = slot_keys[slot]
+        packed = values[slot]  # -1 at an empty slot
+        # a key neither found nor at an empty slot probes the next slots
+        todo = np.flatnonzero((found != keys) & (found != self._EMPTY))
+        if not len(todo):
+            return packed
+        packed[todo] = -1
+        keys, slot = keys[todo], slot[todo]
         while len(todo):
+            slot += 1
+            slot &= mask
             found = slot_keys[slot]
             hit = found == keys
-            packed[todo[hit]] = self.slot_values[slot[hit]]
-            # a key neither found nor at an empty slot probes the next one
+            packed[todo[hit]] = values[slot[hit]]
             on = ~hit
             on &= found != self._EMPTY
-            todo, keys, slot = todo[on], keys[on], (slot[on] + 1) & mask
-        return np.where(packed < 0, _NONE, packed >> 32), packed & 0xFFFFFFFF
+            todo, keys, slot = todo[on], keys[on], slot[on]
+        return packed
 
 
 def merge_words(
@@ -106,10 +114,16 @@ def merge_words(
     word after another, ``lengths`` how many each has (2 to MAX_SYMBOLS)."""
     import numpy as np
 
+    # Longest words first: a word of n symbols merges at most n - 1 times, so the words still
+    # merging after a few steps sit at the front and each step reads only the slots up to
+    # the last of them.
+    order = np.argsort(-lengths, kind="stable")
+    given_starts = starts_of(lengths)
+    lengths = lengths[order]
     starts = starts_of(lengths)
     size = len(sym)
-    sym = sym.astype(np.int64)  # a copy: merges write into it
     slot = np.arange(size, dtype=np.int64)
+    sym = sym[np.repeat(given_starts[order] - starts, lengths) + slot].astype(np.int64)
     in_word = slot - np.repeat(starts, lengths)
     last = starts + lengths - 1
     nxt = slot + 1
@@ -117,21 +131,20 @@ def merge_words(
     prv = slot - 1
     prv[starts] = -1
     alive = np.ones(size, dtype=bool)
-    ranks, merged = table.lookup(sym[:-1] * stride + sym[1:])
-    rank = np.empty(size, dtype=np.int64)
-    rank[:-1] = ranks
-    rank[last] = _NONE
-    new = np.zeros(size, dtype=np.int64)
-    new[:-1] = merged
-    key = np.where(rank == _NONE, _NONE, rank << SHIFT | in_word)
+    packed = np.empty(size, dtype=np.int64)
+    packed[:-1] = table.lookup(sym[:-1] * stride + sym[1:])
+    packed[last] = -1
+    new = packed & 0xFFFFFFFF
+    key = np.where(packed < 0, _NONE, (packed >> 32) << SHIFT | in_word)
     mask = (1 << SHIFT) - 1
     # the starts of the words still merging: a word without a merge at some step never has
     # one again, and its slots (all _NONE) may join the segment of the word before it
-    active = starts
+    active, active_last = starts, last
     while len(active):
-        best = np.minimum.reduceat(key, active)
+        best = np.minimum.reduceat(key[: active_last[-1] + 1], active)
         merging = best != _NONE
         active = active[merging]
+        active_last = active_last[merging]
         best = best[merging]
         at = active + (best & mask)
         right = nxt[at]
@@ -143,17 +156,16 @@ def merge_words(
         has_after = after >= 0
         prv[after[has_after]] = at[has_after]
         # the pair the merged symbol starts, and the one it ends
+        # (a symbol before a merged one is not merging: a word merges once a step, so the
+        # two kinds of slots are disjoint and are looked up together)
         key[at] = _NONE
-        with_after = at[has_after]
-        if len(with_after):
-            r, m = table.lookup(sym[with_after] * stride + sym[after[has_after]])
-            new[with_after] = m
-            key[with_after] = np.where(r == _NONE, _NONE, r << SHIFT | in_word[with_after])
         before = prv[at]
         has_before = before >= 0
-        before = before[has_before]
-        if len(before):
-            r, m = table.lookup(sym[before] * stride + sym[at[has_before]])
-            new[before] = m
-            key[before] = np.where(r == _NONE, _NONE, r << SHIFT | in_word[before])
-    return split(sym[alive].tolist(), np.add.reduceat(alive, starts).tolist())
+        lefts = np.concatenate((at[has_after], before[has_before]))
+        if len(lefts):
+            rights = np.concatenate((after[has_after], at[has_before]))
+            packed = table.lookup(sym[lefts] * stride + sym[rights])
+            new[lefts] = packed & 0xFFFFFFFF
+            key[lefts] = np.where(packed < 0, _NONE, (packed >> 32) << SHIFT | in_word[lefts])
+    merged = split(sym[alive].tolist(), np.add.reduceat(alive, starts).tolist())
+    return list(map(merged.__getitem__, np.argsort(order).tolist()))
