@@ -93,10 +93,11 @@ class _PieceCache(dict):
         self.limit = max(1, limit)
         self.old: dict[str, tuple[int, ...]] = {}
 
-    def __missing__(self, piece: str) -> tuple[int, ...]:
+    def __missing__(self, piece: str | int) -> tuple[int, ...]:
         ids = self.old.get(piece)
         if ids is None:
-            ids = self.compute(piece)
+            # an int stands for an added token's id in the batch path's flat plans
+            ids = (piece,) if type(piece) is int else self.compute(piece)
         self.put(piece, ids)
         return ids
 
@@ -348,15 +349,20 @@ class Tokenizer:
         left to the one-at-a-time path (not a str, too long, or an error of a component,
         which that path raises in the order of the texts)."""
         split = self._split
+        vocab_r = self.model.vocab_r
         out: list[tuple[list, list] | None] = []
-        chunk: list[tuple[int, list]] = []  # (index in out, the text's fragments as planned)
+        # (index in out, the text's plan: its pieces in order with each added token as its id,
+        # an int, which no piece is; (index in the plan, text) of the added tokens whose
+        # string is not their vocab string, when exceptions are wanted)
+        chunk: list[tuple[int, list, list]] = []
         wanted: set[str] = set()
         chars = 0
         for text in texts:
             out.append(None)
             if type(text) is not str or len(text) > PREFILL_CHARS:
                 continue
-            plan: list = []  # an added token as (id, its text), the others' pieces as a list
+            plan: list = []
+            odd: list = []
             try:
                 for fragment, token_id, at_start in self._fragments(text):
                     if token_id is None:
@@ -364,12 +370,15 @@ class Tokenizer:
                         if type(pieces) is not list:
                             pieces = list(pieces)
                         wanted.update(pieces)
-                        plan.append(pieces)
-                    else:
-                        plan.append((token_id, fragment))
+                        plan += pieces
+                        continue
+                    # an added token's string is the text it matched (lstrip/rstrip included)
+                    if exceptions and vocab_r.get(token_id) != fragment:
+                        odd.append((len(plan), fragment))
+                    plan.append(token_id)
             except Exception:  # noqa: BLE001 - the one-at-a-time path raises it in order
                 continue
-            chunk.append((len(out) - 1, plan))
+            chunk.append((len(out) - 1, plan, odd))
             chars += len(text)
             if chars >= PREFILL_CHARS:
                 self._assemble(chunk, wanted, exceptions, out)
@@ -379,7 +388,7 @@ class Tokenizer:
 
     def _assemble(
         self,
-        chunk: list[tuple[int, list]],
+        chunk: list[tuple[int, list, list]],
         wanted: set[str],
         exceptions: bool,
         out: list[tuple[list, list] | None],
@@ -408,28 +417,34 @@ class Tokenizer:
                 if exceptions and self._text_token_id is not None:
                     self._learn_text_tokens(todo, words, found)
         lookup = cache.__getitem__
-        vocab_r = self.model.vocab_r
         text_token_id = self._text_token_id if exceptions else None
-        for at, plan in chunk:
-            ids: list[int] = []
-            strings: list = []
-            for item in plan:
-                if type(item) is list:
-                    if text_token_id is None:
-                        ids += chain.from_iterable(map(lookup, item))
-                        continue
-                    piece_ids = list(map(lookup, item))
-                    start = len(ids)
-                    ids += chain.from_iterable(piece_ids)
-                    if text_token_id in ids[start:]:
-                        self._text_token_strings(item, piece_ids, start, strings)
-                    continue
-                token_id, fragment = item
-                # an added token's string is the text it matched (lstrip/rstrip included)
-                if exceptions and vocab_r.get(token_id) != fragment:
-                    strings.append((len(ids), fragment))
-                ids.append(token_id)
-            out[at] = (ids, strings)
+        for at, plan, odd in chunk:
+            if text_token_id is None and not odd:
+                out[at] = (list(chain.from_iterable(map(lookup, plan))), [])
+                continue
+            piece_ids = list(map(lookup, plan))
+            ids = list(chain.from_iterable(piece_ids))
+            if odd or text_token_id in ids:
+                out[at] = (ids, self._plan_strings(plan, piece_ids, odd))
+            else:
+                out[at] = (ids, [])
+
+    def _plan_strings(self, plan: list, piece_ids: list, odd: list) -> list[tuple[int, str]]:
+        """The exceptions of a text's plan (see :meth:`_batch_sequences`) in order: its odd
+        added tokens, and the token strings of the pieces holding ``_text_token_id``."""
+        strings: list[tuple[int, str]] = []
+        odd_at = dict(odd)
+        text_token_id = self._text_token_id
+        pos = 0
+        for k, (item, ids) in enumerate(zip(plan, piece_ids)):
+            if type(item) is int:
+                fragment = odd_at.get(k)
+                if fragment is not None:
+                    strings.append((pos, fragment))
+            elif text_token_id in ids:
+                self._text_token_strings([item], [ids], pos, strings)
+            pos += len(ids)
+        return strings
 
     def _text_token_strings(
         self, pieces: list[str], piece_ids: list[tuple[int, ...]], pos: int, exceptions: list
