@@ -23,7 +23,13 @@ from .models.bpe_boundary import BoundarySplitter
 from .normalizers import Normalizer, read_normalizer
 from .padding import Padding, read_padding
 from .pre_tokenizers import PreTokenizer, read_pre_tokenizer
-from .pre_tokenizers.splitter import compile_splitter, compile_streaming_splitter, split_and_map
+from .pre_tokenizers.splitter import (
+    compile_splitter,
+    compile_streaming_splitter,
+    split_and_map,
+    splits_nothing,
+    without_idle_split,
+)
 from .processors import PostProcessor, default_process, read_post_processor
 from .serialization import parse_json, refuse_deep_nesting
 from .truncation import (
@@ -170,11 +176,15 @@ class Tokenizer:
     def _build_splitters(self, cache_entries: int) -> None:
         """The pre-tokenizer's split functions (closures) and empty caches."""
         splitter, self._piece_map = split_and_map(self.pre_tokenizer)
+        normalizer = self.normalizer
+        splitter = without_idle_split(
+            splitter, normalizer.absent_chars() if normalizer is not None else frozenset()
+        )
         self._split = compile_splitter(splitter)
         self._stream = compile_streaming_splitter(splitter)
         boundary = self._boundary
         if boundary is not None and boundary.active:
-            self._split = boundary.after(self._split)
+            self._split = boundary.after(None if splits_nothing(splitter) else self._split)
             if self._stream is not None:
                 self._stream = boundary.after_stream(self._stream, STREAM_CHARS)
         self._cache = _PieceCache(self._tokenize_piece, cache_entries)

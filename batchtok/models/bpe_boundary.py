@@ -126,10 +126,13 @@ class BoundarySplitter:
         yield held
 
     def after(
-        self, split: Callable[[str, AtStart], list[str]]
+        self, split: Callable[[str, AtStart], list[str]] | None
     ) -> Callable[[str, AtStart], list[str]]:
-        """``split`` (a pre-tokenizer's), each of its pieces then cut here."""
+        """``split`` (a pre-tokenizer's), each of its pieces then cut here; None: a
+        pre-tokenizer that keeps each fragment whole."""
         cut = self.split
+        if split is None:
+            return lambda text, at_start: cut(text)
 
         def run(text: str, at_start: AtStart) -> list[str]:
             out: list[str] = []

@@ -21,6 +21,10 @@ class Normalizer:
         """
         raise NotImplementedError
 
+    def absent_chars(self) -> frozenset[str]:
+        """Chars no output of :meth:`normalize` ever holds, whatever the input."""
+        return frozenset()
+
     def steps(self) -> list[Normalizer]:
         """The normalizers this one applies in turn, as the file lists them: itself, except
         for a Sequence (``tokenizer.normalizer[i]`` in `tokenizers`). For explaining a text;

@@ -56,6 +56,13 @@ class Replace(Normalizer):
             yield start, start + n
             start = text.find(self.literal, start + n)
 
+    def absent_chars(self) -> frozenset[str]:
+        # every occurrence of a one-char literal goes, and the content does not bring it back
+        literal = self.literal
+        if literal is not None and len(literal) == 1 and literal not in self.content:
+            return frozenset(literal)
+        return frozenset()
+
     def describe(self) -> str:
         kind = "Regex" if self.is_regex else "String"
         return f"Replace({kind} {self.pattern!r} -> {self.content!r})"

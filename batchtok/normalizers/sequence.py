@@ -34,6 +34,9 @@ class Sequence(Normalizer):
     def steps(self) -> list[Normalizer]:
         return list(self.normalizers)
 
+    def absent_chars(self) -> frozenset[str]:
+        return self.normalizers[-1].absent_chars() if self.normalizers else frozenset()
+
     def leading_from_stages(self, texts: list[str], count: int) -> int:
         """:meth:`leading_at_origin` of ``texts[0]``, given its :meth:`stage_texts`."""
         for n, text in zip(self.normalizers, texts):

@@ -34,6 +34,32 @@ def split_and_map(
     return pre, None
 
 
+def without_idle_split(
+    splitter: PreTokenizer | None, absent: frozenset[str]
+) -> PreTokenizer | None:
+    """``splitter`` without its first stage when that stage is a Split on a literal holding
+    a char of ``absent`` (chars the normalized text never holds: the normalizer removes them,
+    as Gemma's Replace of " " by "▁" does before its Split on " "). Such a Split never
+    matches, and a Split that matches nothing keeps its piece whole (but for Removed with
+    invert, which removes it: that stage stays)."""
+    stages = splitter.pretokenizers if isinstance(splitter, Sequence) else [splitter]
+    first = stages[0] if stages else None
+    if not (
+        isinstance(first, Split)
+        and first._literal is not None
+        and not first._removes_unmatched
+        and not absent.isdisjoint(first._literal)
+    ):
+        return splitter
+    rest = stages[1:]
+    return Sequence(rest) if rest else None
+
+
+def splits_nothing(splitter: PreTokenizer | None) -> bool:
+    """Whether :func:`compile_splitter` of ``splitter`` keeps every fragment whole."""
+    return not _active_stages(splitter)
+
+
 def _active_stages(splitter: PreTokenizer | None) -> list[PreTokenizer]:
     """The stages of ``splitter`` that can change something."""
     stages = splitter.pretokenizers if isinstance(splitter, Sequence) else [splitter]

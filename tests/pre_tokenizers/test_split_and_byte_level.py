@@ -15,11 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batchtok import Tokenizer, TokenizerFileError
+from batchtok.pre_tokenizers.splitter import without_idle_split
 from tests.support.adversarial import INTERESTING
 from tests.support.oracle import (
     added_token,
     assert_agree,
     byte_level_base,
+    char_level_bpe,
     compare_text,
     pair_from_json,
     text_strategy,
@@ -403,3 +405,43 @@ def test_property_case_insensitive_patterns(name, behavior, invert, text):
     pair = pair_from_json(revealing(split(ONIG_PATTERNS[name], behavior, invert)))
     problems = compare_text(pair, text)
     assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------------------------------------
+# A Split on a char the normalizer removes (Gemma: Replace " " by "▁", then Split on " ")
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    removed=st.sampled_from([" ", "a", "-", "▁"]),
+    content=st.sampled_from(["▁", "", "xx", " ", "a-"]),
+    around=st.sampled_from(["", "b", " "]),
+    shape=st.sampled_from(["alone", "last", "not last"]),
+    behavior=st.sampled_from(BEHAVIORS),
+    invert=st.booleans(),
+    then_byte_level=st.booleans(),
+    data=st.data(),
+)
+def test_a_split_the_normalizer_leaves_nothing_to_match(
+    removed, content, around, shape, behavior, invert, then_byte_level, data
+):
+    replace = {"type": "Replace", "pattern": {"String": removed}, "content": content}
+    prepend = {"type": "Prepend", "prepend": "▁"}
+    normalizer = {
+        "alone": replace,
+        "last": {"type": "Sequence", "normalizers": [prepend, replace]},
+        "not last": {"type": "Sequence", "normalizers": [replace, prepend]},
+    }[shape]
+    literal = around + removed if data.draw(st.booleans()) else removed + around
+    pre = split(literal, behavior, invert, regex=False)
+    if then_byte_level:
+        pre = {"type": "Sequence", "pretokenizers": [pre, byte_level(False, False)]}
+    pair = pair_from_json(with_changes(char_level_bpe(), normalizer=normalizer, pre_tokenizer=pre))
+    removes_all = (behavior, invert) == ("Removed", True)
+    idle = shape != "not last" and removed not in content and not removes_all
+    ours = pair[0]
+    kept = without_idle_split(ours.pre_tokenizer, ours.normalizer.absent_chars())
+    assert (kept is not ours.pre_tokenizer) == idle
+    interesting = [*INTERESTING, removed, literal, content]
+    texts = data.draw(st.lists(text_strategy(interesting), max_size=4))
+    assert_agree(pair, [*texts, f"{literal}x{removed}{removed}y{literal}"])
