@@ -11,7 +11,7 @@ import logging
 import os
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from itertools import chain, repeat
+from itertools import accumulate, chain, repeat
 
 from . import load_cache
 from .added_vocabulary import AddedVocabulary, read_added_tokens
@@ -417,15 +417,20 @@ class Tokenizer:
                     words = list(map(piece_map, todo))
             else:
                 words = list(map(piece_map, todo))
+            learn = exceptions and self._text_token_id is not None
+            read: dict[str, list[str]] = {}
             try:
-                found = self.model.tokenize_many(words)
+                if learn:
+                    found, read = self.model.tokenize_many_with_strings(words)
+                else:
+                    found = self.model.tokenize_many(words)
             except Exception:  # noqa: BLE001 - the misses below raise it in order
                 found = None
             if found is not None:
                 for piece, word, ids in zip(todo, words, found):
                     cache.put(piece, tuple(ids) if word else ())
-                if exceptions and self._text_token_id is not None:
-                    self._learn_text_tokens(todo, words, found)
+                if learn:
+                    self._learn_text_tokens(todo, words, found, read)
         lookup = cache.__getitem__
         text_token_id = self._text_token_id if exceptions else None
         for at, plan, odd in chunk:
@@ -442,19 +447,26 @@ class Tokenizer:
     def _plan_strings(self, plan: list, piece_ids: list, odd: list) -> list[tuple[int, str]]:
         """The exceptions of a text's plan (see :meth:`_batch_sequences`) in order: its odd
         added tokens, and the token strings of the pieces holding ``_text_token_id``."""
-        strings: list[tuple[int, str]] = []
-        odd_at = dict(odd)
+        starts = [0, *accumulate(map(len, piece_ids))]
+        found = [(starts[k], fragment) for k, fragment in odd]
         text_token_id = self._text_token_id
-        pos = 0
-        for k, (item, ids) in enumerate(zip(plan, piece_ids)):
-            if type(item) is int:
-                fragment = odd_at.get(k)
-                if fragment is not None:
-                    strings.append((pos, fragment))
-            elif text_token_id in ids:
-                self._text_token_strings([item], [ids], pos, strings)
-            pos += len(ids)
-        return strings
+        if text_token_id is None:
+            return found
+        strings = self._text_tokens
+        for k in [k for k, ids in enumerate(piece_ids) if text_token_id in ids]:
+            piece = plan[k]
+            if type(piece) is int:  # an added token (whose id is the unknown one)
+                continue
+            known = strings.get(piece)
+            if known is None:
+                if len(strings) >= TEXT_TOKEN_ENTRIES:
+                    strings.clear()
+                known = strings[piece] = self._piece_text_tokens(piece, piece_ids[k])
+            pos = starts[k]
+            found += [(pos + j, string) for j, string in known]
+        if odd:
+            found.sort()  # the two kinds, in order of position
+        return found
 
     def _text_token_strings(
         self, pieces: list[str], piece_ids: list[tuple[int, ...]], pos: int, exceptions: list
@@ -474,36 +486,41 @@ class Tokenizer:
             pos += len(ids)
 
     def _learn_text_tokens(
-        self, pieces: list[str], words: list[str], found: list[list[int]]
+        self,
+        pieces: list[str],
+        words: list[str],
+        found: list[list[int]],
+        read: dict[str, list[str]],
     ) -> None:
         """:meth:`_piece_text_tokens` of each piece (its ``words`` entry mapped, ``found`` its
-        ids) holding ``_text_token_id``, the model's token strings read together."""
+        ids) holding ``_text_token_id``: the model's token strings of the word as ``read``
+        by its batch, or read together now."""
         text_token_id, strings = self._text_token_id, self._text_tokens
         todo = [k for k, ids in enumerate(found) if text_token_id in ids and words[k]]
         todo = [k for k in todo if pieces[k] not in strings]
-        if not todo:
-            return
-        try:
-            tokens = self.model.token_strings_many([words[k] for k in todo])
-        except Exception:  # noqa: BLE001 - the assembly raises it, one piece at a time
-            return
-        vocab_r = self.model.vocab_r
-        for k, texts in zip(todo, tokens):
+        unread = [k for k in todo if words[k] not in read]
+        if unread:
+            try:
+                tokens = self.model.token_strings_many([words[k] for k in unread])
+            except Exception:  # noqa: BLE001 - the assembly raises it, one piece at a time
+                return
+            read.update((words[k], texts) for k, texts in zip(unread, tokens))
+        for k in todo:
+            texts = read[words[k]]
             if len(strings) >= TEXT_TOKEN_ENTRIES:
                 strings.clear()
-            ids = found[k]
-            strings[pieces[k]] = tuple(
-                (j, text) for j, text in enumerate(texts) if text != vocab_r[ids[j]]
-            )
+            strings[pieces[k]] = self._piece_text_tokens(pieces[k], found[k], texts)
 
-    def _piece_text_tokens(self, piece: str, ids: tuple[int, ...]) -> tuple[tuple[int, str], ...]:
-        word = self._piece_map(piece) if self._piece_map is not None else piece
+    def _piece_text_tokens(
+        self, piece: str, ids: Sequence[int], texts: Sequence[str] | None = None
+    ) -> tuple[tuple[int, str], ...]:
+        """(position, token string) of each token of ``piece`` (its ``ids``) whose string is
+        not its vocab string; ``texts``: the model's token strings, when already read."""
+        if texts is None:
+            word = self._piece_map(piece) if self._piece_map is not None else piece
+            texts = self.model.token_strings(word)
         vocab_r = self.model.vocab_r
-        return tuple(
-            (j, string)
-            for j, string in enumerate(self.model.token_strings(word))
-            if string != vocab_r[ids[j]]
-        )
+        return tuple((j, text) for j, text in enumerate(texts) if text != vocab_r[ids[j]])
 
     def _sequence_ids_into(self, text: str, out: array) -> None:
         """:meth:`_sequence_ids` appended to ``out``; a long fragment is split and encoded a

@@ -49,6 +49,13 @@ class Model:
         each = self.tokenize if one is None else one
         return [each(w) if ids is None else ids for w, ids in zip(words, found)]  # type: ignore[misc]
 
+    def tokenize_many_with_strings(
+        self, words: list[str]
+    ) -> tuple[list[list[int]], dict[str, list[str]]]:
+        """:meth:`tokenize_many`, and :meth:`token_strings` of some words (word -> strings)
+        that the model read on the way: none here."""
+        return self.tokenize_many(words), {}
+
     def prepare_batches(self) -> None:
         """Build now the tables :meth:`tokenize_many` would build on its first batch (the
         load cache keeps them)."""

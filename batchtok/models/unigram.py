@@ -230,12 +230,24 @@ class Unigram(Model):
             return [self.tokenize(w) for w in words]
         return self._each_together(words, _fits_batch, self._best_together)
 
-    def _best_together(self, batch: list[str]) -> list[list[int] | None]:
+    def tokenize_many_with_strings(
+        self, words: list[str]
+    ) -> tuple[list[list[int]], dict[str, list[str]]]:
+        """:meth:`tokenize_many`, and the :meth:`token_strings` of the words whose ids hold
+        ``unk_id`` that the batch read on the way (the texts of its fused nodes)."""
+        if len(words) < _BATCH_MIN or self.byte_fallback or self.unk_id is None:
+            return self.tokenize_many(words), {}
+        strings: dict[str, list[str]] = {}
+        found = self._each_together(
+            words, _fits_batch, lambda batch: self._best_together(batch, strings)
+        )
+        return found, strings
+
+    def _best_together(
+        self, batch: list[str], strings: dict[str, list[str]] | None = None
+    ) -> list[list[int] | None]:
         import numpy as np
 
-        from .unigram_batch import best_paths
-
-        trie = self._batch_trie()
         unk_id = -1 if self.unk_id is None else self.unk_id
         joined = "".join(batch)
         fused = None
@@ -246,18 +258,26 @@ class Unigram(Model):
             def fused(begin: int, end: int) -> int:
                 return get(joined[begin:end], unk_id)
 
-        found, ends, needs_unk = best_paths(
-            trie, unk_id, self.unk_score, code_points(joined), lengths_of(batch), fused
+        found, ends, needs_unk = self._paths_together(
+            joined, batch, fused, fused_ends=fused is not None and strings is not None
         )
         paths: list[list[int] | None] = found  # type: ignore[assignment]
         if self.unk_id is None:
             for k in np.flatnonzero(needs_unk).tolist():
                 paths[k] = None  # tokenize raises, or finds a path without the unknown
-        elif ends is not None:
+        elif ends is None:
+            pass
+        elif fused is None:
             for k, ids in enumerate(found):
                 if unk_id in ids:
                     word = batch[k]
                     paths[k] = list(self._ids_of(word, _fused(word, ends[k], ids, unk_id)))
+        elif strings is not None:
+            # a node's text is its piece, or the unknown text a fused node covers
+            for k, ids in enumerate(found):
+                if unk_id in ids:
+                    word, cuts = batch[k], ends[k]
+                    strings[word] = [word[a:b] for a, b in zip([0, *cuts], cuts)]
         return paths
 
     def token_strings_many(self, words: list[str]) -> list[list[str]]:
@@ -270,16 +290,8 @@ class Unigram(Model):
         return self._each_together(words, _fits_batch, self._strings_together, self.token_strings)
 
     def _strings_together(self, batch: list[str]) -> list[list[str] | None]:
-        from .unigram_batch import best_paths
-
         unk_id = -1 if self.unk_id is None else self.unk_id
-        found, ends, needs_unk = best_paths(
-            self._batch_trie(),
-            unk_id,
-            self.unk_score,
-            code_points("".join(batch)),
-            lengths_of(batch),
-        )
+        found, ends, needs_unk = self._paths_together("".join(batch), batch)
         vocab_r = self.vocab_r
         out: list[list[str] | None] = []
         for k, (ids, unknown) in enumerate(zip(found, needs_unk.tolist())):
@@ -291,6 +303,22 @@ class Unigram(Model):
             else:
                 out.append([vocab_r[i] for i in ids])
         return out
+
+    def _paths_together(
+        self,
+        joined: str,
+        batch: list[str],
+        fused=None,  # noqa: ANN001
+        fused_ends: bool = False,
+    ) -> tuple:
+        """:func:`.unigram_batch.best_paths` of the words of ``batch`` (``joined``: them
+        joined), an unknown char as ``unk_id`` (-1 without one)."""
+        from .unigram_batch import best_paths
+
+        unk_id = -1 if self.unk_id is None else self.unk_id
+        chars, lengths = code_points(joined), lengths_of(batch)
+        trie = self._batch_trie()
+        return best_paths(trie, unk_id, self.unk_score, chars, lengths, fused, fused_ends)
 
     def _batch_trie(self):  # noqa: ANN202 - a UnigramTrie, built by the first batch
         from .unigram_batch import UnigramTrie

@@ -46,6 +46,7 @@ def best_paths(
     points: np.ndarray,
     lengths: np.ndarray,
     fused: Callable[[int, int], int] | None = None,
+    fused_ends: bool = False,
 ) -> tuple[list[list[int]], list[list[int]] | None, np.ndarray]:
     """The best path of each word: its node ids and (when some node is ``unk_id`` and there
     is no ``fused``) the char offset where each node ends, per word; and which words hold a
@@ -53,7 +54,8 @@ def best_paths(
     candidate). ``points`` holds the words' code points one word after another, ``lengths``
     their lengths (each >= 1). With ``fused``, adjacent ``unk_id`` nodes become one node:
     ``fused(begin, end)`` gives the id of such a run of several nodes (offsets into
-    ``points``); a run of one keeps ``unk_id``."""
+    ``points``); a run of one keeps ``unk_id``; ``fused_ends``: give the ends of the fused
+    nodes too, when some node is ``unk_id``."""
     import numpy as np
 
     count = len(lengths)
@@ -139,6 +141,12 @@ def best_paths(
             ids[heads] = list(map(fused, begins, finals))
             ids = ids[~goes_on]
             kept = np.bincount(word[~goes_on], minlength=count)
+            if fused_ends:
+                path = path.copy()
+                path[heads] = path[tails]  # a run ends where its last node does
+                path = path[~goes_on]
+        if fused_ends:
+            ends = (path - np.repeat(first, kept)).tolist()
     elif is_unk.any():
         ends = (path - np.repeat(first, kept)).tolist()
     counts = kept.tolist()

@@ -12,9 +12,11 @@ samples, at the thresholds the library ships.
 from __future__ import annotations
 
 import pytest
+import tokenizers
 from hypothesis import given
 from hypothesis import strategies as st
 
+import batchtok
 from batchtok.models import unigram as unigram_module
 from batchtok.models import unigram_batch
 from batchtok.models.unigram import Unigram
@@ -104,23 +106,62 @@ def test_each_word_is_batched_at_the_lowered_thresholds(monkeypatch):
     assert calls
 
 
-def test_encode_batch_reads_the_unknown_texts_of_its_misses_together(monkeypatch):
-    """encode_batch's Encodings report unknown text as written: the strings of the misses
-    holding the unk id are read in one batch, not by a lattice per piece."""
+def _unknown_texts_pair():
+    """A fresh pair (no piece cached, no unknown text known)."""
     pieces = [("<unk>", 0.0), ("▁", -1.0), ("a", -1.0), ("b", -2.0), ("ab", -2.5)]
     pre = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}
-    ours, ref = pair_from_json(unigram(pieces, 0, False, pre))
+    text = unigram(pieces, 0, False, pre)
+    return batchtok.Tokenizer.from_str(text), tokenizers.Tokenizer.from_str(text)
+
+
+_UNKNOWN_TEXTS = ["ab zzab xa", "bxxb ab", "a"]
+
+
+def _fail(*args):
+    pytest.fail("read again")
+
+
+def test_encode_batch_takes_the_unknown_texts_from_the_batch_of_its_misses(monkeypatch):
+    """encode_batch's Encodings report unknown text as written: the strings of the misses
+    holding the unk id are the texts of the fused nodes of the batch that found their ids,
+    not read again, by a lattice per piece or a second batch."""
+    ours, ref = _unknown_texts_pair()
+    read = []
+    real = Unigram.tokenize_many_with_strings
+
+    def spy(self, words):
+        found = real(self, words)
+        read.append(found[1])
+        return found
+
+    monkeypatch.setattr(Unigram, "tokenize_many_with_strings", spy)
+    monkeypatch.setattr(Unigram, "token_strings", _fail)
+    monkeypatch.setattr(Unigram, "_strings_together", _fail)
+    with _batched():
+        encodings = ours.encode_batch(_UNKNOWN_TEXTS, add_special_tokens=False)
+    assert [e.tokens for e in encodings] == [
+        e.tokens for e in ref.encode_batch(_UNKNOWN_TEXTS, add_special_tokens=False)
+    ]
+    assert sorted(w for strings in read for w in strings) == ["▁bxxb", "▁xa", "▁zzab"]
+
+
+def test_unknown_texts_the_batch_did_not_read_are_read_together(monkeypatch):
+    """When the model's batch gives no strings, the misses holding the unk id have theirs
+    read in one batch (token_strings_many), not by a lattice per piece."""
+    ours, ref = _unknown_texts_pair()
+    monkeypatch.setattr(
+        Unigram, "tokenize_many_with_strings", lambda self, words: (self.tokenize_many(words), {})
+    )
     batches = []
     real = Unigram._strings_together
     monkeypatch.setattr(
         Unigram, "_strings_together", lambda self, b: batches.append(b) or real(self, b)
     )
-    monkeypatch.setattr(Unigram, "token_strings", lambda self, w: pytest.fail("one by one"))
-    texts = ["ab zzab xa", "bxxb ab", "a"]
+    monkeypatch.setattr(Unigram, "token_strings", _fail)
     with _batched():
-        encodings = ours.encode_batch(texts, add_special_tokens=False)
+        encodings = ours.encode_batch(_UNKNOWN_TEXTS, add_special_tokens=False)
     assert [e.tokens for e in encodings] == [
-        e.tokens for e in ref.encode_batch(texts, add_special_tokens=False)
+        e.tokens for e in ref.encode_batch(_UNKNOWN_TEXTS, add_special_tokens=False)
     ]
     assert sorted(w for b in batches for w in b) == ["▁bxxb", "▁xa", "▁zzab"]
 
