@@ -117,6 +117,14 @@ def _unknown_texts_pair():
 _UNKNOWN_TEXTS = ["ab zzab xa", "bxxb ab", "a"]
 
 
+def _assert_batched_tokens(ours, ref) -> None:
+    with _batched():
+        encodings = ours.encode_batch(_UNKNOWN_TEXTS, add_special_tokens=False)
+    assert [e.tokens for e in encodings] == [
+        e.tokens for e in ref.encode_batch(_UNKNOWN_TEXTS, add_special_tokens=False)
+    ]
+
+
 def _fail(*args):
     pytest.fail("read again")
 
@@ -137,11 +145,7 @@ def test_encode_batch_takes_the_unknown_texts_from_the_batch_of_its_misses(monke
     monkeypatch.setattr(Unigram, "tokenize_many_with_strings", spy)
     monkeypatch.setattr(Unigram, "token_strings", _fail)
     monkeypatch.setattr(Unigram, "_strings_together", _fail)
-    with _batched():
-        encodings = ours.encode_batch(_UNKNOWN_TEXTS, add_special_tokens=False)
-    assert [e.tokens for e in encodings] == [
-        e.tokens for e in ref.encode_batch(_UNKNOWN_TEXTS, add_special_tokens=False)
-    ]
+    _assert_batched_tokens(ours, ref)
     assert sorted(w for strings in read for w in strings) == ["▁bxxb", "▁xa", "▁zzab"]
 
 
@@ -158,11 +162,7 @@ def test_unknown_texts_the_batch_did_not_read_are_read_together(monkeypatch):
         Unigram, "_strings_together", lambda self, b: batches.append(b) or real(self, b)
     )
     monkeypatch.setattr(Unigram, "token_strings", _fail)
-    with _batched():
-        encodings = ours.encode_batch(_UNKNOWN_TEXTS, add_special_tokens=False)
-    assert [e.tokens for e in encodings] == [
-        e.tokens for e in ref.encode_batch(_UNKNOWN_TEXTS, add_special_tokens=False)
-    ]
+    _assert_batched_tokens(ours, ref)
     assert sorted(w for b in batches for w in b) == ["▁bxxb", "▁xa", "▁zzab"]
 
 
