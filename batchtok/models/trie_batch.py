@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from . import hash_table
 from .ragged import code_points, lengths_of, starts_of
 
 if TYPE_CHECKING:
@@ -18,9 +19,9 @@ _CHAR_BITS = 21  # code points, surrogates included, are below 2 ** 21
 class Trie:
     """Strings as trie nodes: node 0 is the root (the empty string), the others are the
     strings' prefixes, numbered depth by depth; ``nodes[k]`` is the node of ``strings[k]``.
-    Edges are sorted by ``parent << 21 | code point`` and found by binary search. Built a
-    depth at a time in numpy: the nodes of depth d are the distinct (node of depth d - 1,
-    char d) pairs of the strings that long."""
+    An edge is keyed ``parent << 21 | code point`` in a :mod:`.hash_table` whose value is the
+    child. Built a depth at a time in numpy: the nodes of depth d are the distinct (node of
+    depth d - 1, char d) pairs of the strings that long."""
 
     def __init__(self, strings: list[str]) -> None:
         import numpy as np
@@ -46,8 +47,10 @@ class Trie:
             ends = active[lengths[active] == depth]
             self.nodes[ends] = node[ends]
             size += len(unique)
-        self.edges = np.concatenate(edges)
-        self.child = np.arange(1, size, dtype=np.int64)
+        # edges of depth d number their children in order, after those of depth d - 1
+        self.slot_keys, self.slot_values = hash_table.build(
+            np.concatenate(edges), np.arange(1, size, dtype=np.int64)
+        )
         self.size = size
 
     def to_bytes(self) -> dict[str, object]:
@@ -90,19 +93,17 @@ class Trie:
         that leads to no key."""
         import numpy as np
 
-        edges, last_edge = self.edges, len(self.edges) - 1
-        if last_edge < 0:
-            return
+        slot_keys, slot_values = self.slot_keys, self.slot_values
         points = points.astype(np.int64)
         node = np.zeros(len(pos), dtype=np.int64)
         for length in range(1, self.depth + 1):
             if not len(pos):
                 return
-            key = node << _CHAR_BITS | points[pos + length - 1]
-            at = np.searchsorted(edges, key)
-            np.minimum(at, last_edge, out=at)
-            hit = edges[at] == key
-            pos, node = pos[hit], self.child[at[hit]]
+            child = hash_table.lookup(
+                slot_keys, slot_values, node << _CHAR_BITS | points[pos + length - 1]
+            )
+            hit = child >= 0
+            pos, node = pos[hit], child[hit]
             yield length, pos, node
             more = pos + length < limit[pos]
             pos, node = pos[more], node[more]

@@ -1,0 +1,80 @@
+"""An open-addressing hash table of non-negative int64 keys and values in numpy, looked up a
+whole array of keys at a time: the batched models' merge pairs (:mod:`.bpe_batch`) and trie
+edges (:mod:`.trie_batch`).
+
+Linear probing in a power-of-two table at most half full, with Fibonacci hashing (the top
+bits of ``key * 2**64 / phi``). A batch of lookups probes all its keys at once, one numpy pass
+a probe; most keys end at their first or second slot, where a binary search over sorted keys
+costs ~log2(n) random reads a key (515k keys, 500k lookups: 27 against 88 ms).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+EMPTY = -1  # the key of an empty slot, and the value of a key not found
+_MULT = 0x9E3779B97F4A7C15
+
+
+def build(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(slot keys, slot values) of distinct ``keys`` >= 0 and their ``values`` >= 0."""
+    import numpy as np
+
+    keys = np.asarray(keys, dtype=np.int64)
+    values = np.asarray(values, dtype=np.int64)
+    bits = max(1, (2 * len(keys) - 1).bit_length())  # 2 ** bits >= 2 * len(keys)
+    slot_keys = np.full(1 << bits, EMPTY, dtype=np.int64)
+    slot_values = np.full(1 << bits, EMPTY, dtype=np.int64)
+    # Insert in rounds: each key not yet placed tries its current slot; of those trying a free
+    # slot, the first takes it and the others move one slot on. A key then sits after an
+    # unbroken run of taken slots from its home, as linear probing requires.
+    slot = _home(keys, bits)
+    todo = np.arange(len(keys))
+    while len(todo):
+        at = slot[todo]
+        free = slot_keys[at] == EMPTY
+        taken, first = np.unique(at[free], return_index=True)
+        winners = todo[free][first]
+        slot_keys[taken] = keys[winners]
+        slot_values[taken] = values[winners]
+        placed = np.zeros(len(keys), dtype=bool)
+        placed[winners] = True
+        todo = todo[~placed[todo]]
+        slot[todo] = (slot[todo] + 1) & ((1 << bits) - 1)
+    return slot_keys, slot_values
+
+
+def lookup(slot_keys: np.ndarray, slot_values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """The value of each of ``keys`` (int64 >= 0) in the table, :data:`EMPTY` where absent."""
+    import numpy as np
+
+    mask = len(slot_keys) - 1
+    slot = _home(keys, mask.bit_length())
+    found = slot_keys[slot]
+    out = slot_values[slot]  # EMPTY at an empty slot
+    # a key neither found nor at an empty slot probes the next slots
+    todo = np.flatnonzero((found != keys) & (found != EMPTY))
+    if not len(todo):
+        return out
+    out[todo] = EMPTY
+    keys, slot = keys[todo], slot[todo]
+    while len(todo):
+        slot += 1
+        slot &= mask
+        found = slot_keys[slot]
+        hit = found == keys
+        out[todo[hit]] = slot_values[slot[hit]]
+        on = ~hit
+        on &= found != EMPTY
+        todo, keys, slot = todo[on], keys[on], slot[on]
+    return out
+
+
+def _home(keys: np.ndarray, bits: int) -> np.ndarray:
+    import numpy as np
+
+    hashed = keys.astype(np.uint64) * np.uint64(_MULT)  # wraps modulo 2 ** 64
+    return (hashed >> np.uint64(64 - bits)).astype(np.int64)
