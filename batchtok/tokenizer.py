@@ -114,6 +114,14 @@ class _PieceCache(dict):
             super().clear()
         self[piece] = ids
 
+    def put_many(self, pieces: list[str], ids: list[tuple[int, ...]]) -> None:
+        """:meth:`put` of each piece, in one update when they fit in this generation."""
+        if len(self) + len(pieces) > self.limit:
+            for piece, found in zip(pieces, ids):
+                self.put(piece, found)
+        else:
+            self.update(zip(pieces, ids))
+
     def clear(self) -> None:
         super().clear()
         self.old = {}
@@ -427,8 +435,7 @@ class Tokenizer:
             except Exception:  # noqa: BLE001 - the misses below raise it in order
                 found = None
             if found is not None:
-                for piece, word, ids in zip(todo, words, found):
-                    cache.put(piece, tuple(ids) if word else ())
+                cache.put_many(todo, [tuple(ids) if w else () for w, ids in zip(words, found)])
                 if learn:
                     self._learn_text_tokens(todo, words, found, read)
         lookup = cache.__getitem__
