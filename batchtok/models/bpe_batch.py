@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 # numpy is imported by the first batch, not with batchtok (a small call never needs it).
-SHIFT = 6
+SHIFT = 7
 #: Words of at most this many symbols are merged together (a slot in its word < 2 ** SHIFT).
 MAX_SYMBOLS = 1 << SHIFT
 _NONE = 1 << 62  # the key of a slot without a merge
