@@ -71,7 +71,7 @@ CACHE_ENTRY_BYTES = 450
 # encode_batch_ids splits this many chars of texts (or fewer) before tokenizing the pieces the
 # cache lacks together (Model.tokenize_many), when there are this many such pieces or more.
 PREFILL_CHARS = 1 << 20
-PREFILL_MIN = 512
+PREFILL_MIN = 256
 # Pieces whose token strings are kept when they hold Unigram's unknown text (cleared when full).
 TEXT_TOKEN_ENTRIES = 100_000
 # What a load-cache entry must encode and decode as the file does (with the vocab and the
