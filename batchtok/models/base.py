@@ -23,6 +23,9 @@ class Model:
 
     #: Whether :meth:`tokenize_many` is faster than a :meth:`tokenize` per word.
     tokenizes_many = False
+    #: The attribute holding :meth:`tokenize_many`'s tables once built (None until then), which
+    #: a pickle keeps as bytes under ``_batch_bytes``; None: the model has no such tables.
+    _TABLES: str | None = None
 
     def tokenize_many(self, words: list[str]) -> list[list[int]]:
         """``[self.tokenize(w) for w in words]``, which a model may compute together."""
@@ -59,6 +62,40 @@ class Model:
     def prepare_batches(self) -> None:
         """Build now the tables :meth:`tokenize_many` would build on its first batch (the
         load cache keeps them)."""
+        if self._TABLES is not None:
+            self._batch_tables()
+
+    def _batch_tables(self):  # noqa: ANN202 - the model's own kind of tables
+        """:meth:`tokenize_many`'s tables: built already, read back from the bytes a pickle
+        kept (:meth:`_tables_from_bytes`), or built now (:meth:`_build_tables`)."""
+        name = self._TABLES
+        assert name is not None
+        tables = self.__dict__.get(name)
+        if tables is None:
+            kept = self.__dict__.pop("_batch_bytes", None)
+            tables = self._build_tables() if kept is None else self._tables_from_bytes(kept)
+            setattr(self, name, tables)
+        return tables
+
+    def _build_tables(self):  # noqa: ANN202
+        raise NotImplementedError
+
+    def _tables_to_bytes(self, tables) -> object:  # noqa: ANN001
+        """``tables`` as bytes (in tuples or dicts) that load without numpy."""
+        raise NotImplementedError
+
+    def _tables_from_bytes(self, kept):  # noqa: ANN001, ANN202
+        raise NotImplementedError
+
+    def __getstate__(self) -> dict:
+        """A pickle keeps the batch tables as bytes, so that loading it needs no numpy and
+        the first batch of a process (each runner worker's) does not build them again."""
+        state = dict(self.__dict__)
+        name = self._TABLES
+        if name is not None and state.get(name) is not None:
+            state["_batch_bytes"] = self._tables_to_bytes(state[name])
+            state[name] = None
+        return state
 
     def token_strings(self, word: str) -> list[str]:
         """The token strings tokenizers reports for ``word``, one per id of :meth:`tokenize`."""

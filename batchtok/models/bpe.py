@@ -7,7 +7,7 @@ words where BPE merges the two sides independently.
 from __future__ import annotations
 
 import heapq
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import EncodeError, NotReproducibleError, TokenizerFileError
 from ..utils.json_numbers import as_serde_f32
@@ -16,6 +16,9 @@ from .base import Model, read_vocab, refuse_shared_ids
 from .bpe_batch import MAX_SYMBOLS, PairTable, merge_words
 from .bpe_boundary import CharCut, PairCut
 from .ragged import code_points, lengths_of, starts_of
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Words longer than this (in symbols) merge with a heap: O(n log n) instead of O(n^2).
 _HEAP_THRESHOLD = 256
@@ -94,12 +97,9 @@ class BPE(Model):
         self._char_cut = CharCut.for_model(self)
         self._pair_cut = PairCut.for_model(self) if self._char_cut is None else None
         self._segments: dict[str, list[int]] = {}
-        # for tokenize_many, built on first use: the merges as numpy arrays; the id of each
-        # char that is a vocab token, by code point (-1: none)
-        self._pair_table: PairTable | None = None
-        self._char_ids = None
-        # the same as bytes, in a tokenizer the load cache kept (see __getstate__)
-        self._batch_bytes: tuple | None = None
+        # for tokenize_many, built on first use (see _batch_tables): the merges' PairTable;
+        # the id of each char that is a vocab token, by code point (-1: none)
+        self._tables: tuple[PairTable, np.ndarray] | None = None
         self._segment_misses = 0  # chars of the parts merged because the segment cache lacked them
 
     # -- encoding -----------------------------------------------------------------------------
@@ -198,9 +198,7 @@ class BPE(Model):
         """The merges of each (non-empty) word that :func:`merge_words` can take, else None."""
         import numpy as np
 
-        if self._char_ids is None or self._pair_table is None:
-            self._batch_tables()
-        chars = self._char_ids
+        table, chars = self._batch_tables()
         ids = chars[np.minimum(code_points("".join(batch)), len(chars) - 1)]
         lengths = lengths_of(batch)
         ok = lengths >= 2
@@ -208,40 +206,29 @@ class BPE(Model):
         ok &= np.minimum.reduceat(ids, starts_of(lengths)) >= 0  # every char a token
         out: list[list[int] | None] = [None] * len(batch)
         if ok.any():
-            merged = merge_words(
-                self._pair_table, self.stride, ids[np.repeat(ok, lengths)], lengths[ok]
-            )
+            merged = merge_words(table, self.stride, ids[np.repeat(ok, lengths)], lengths[ok])
             for k, found in zip(np.flatnonzero(ok).tolist(), merged):
                 out[k] = found
         return out
 
-    def _batch_tables(self) -> None:
-        """Build :meth:`tokenize_many`'s tables (or read them from the load cache's bytes)."""
+    _TABLES = "_tables"
+
+    def _build_tables(self) -> tuple[PairTable, np.ndarray]:
+        return PairTable(self.pairs), _char_id_table(self.vocab)
+
+    def _tables_to_bytes(self, tables: tuple[PairTable, np.ndarray]) -> tuple:
+        table, chars = tables
+        return table.to_bytes(), chars.tobytes()
+
+    def _tables_from_bytes(self, kept: tuple) -> tuple[PairTable, np.ndarray]:
         import numpy as np
 
-        kept = self._batch_bytes
-        if kept is not None:
-            self._pair_table = PairTable.from_bytes(kept[0])
-            self._char_ids = np.frombuffer(kept[1], np.int64)
-            return
-        self._pair_table = PairTable(self.pairs)
-        self._char_ids = _char_id_table(self.vocab)
+        return PairTable.from_bytes(kept[0]), np.frombuffer(kept[1], np.int64)
 
     def prepare_batches(self) -> None:
-        if self._pair_table is None:
-            self._batch_tables()
+        super().prepare_batches()
         if self._char_cut is not None:
             self._char_cut.prepare()
-
-    def __getstate__(self) -> dict:
-        """A pickle keeps the batch tables as bytes, so that loading it needs no numpy and
-        the first batch of a process (each runner worker's) does not build them again."""
-        state = dict(self.__dict__)
-        table, chars = state.pop("_pair_table"), state.pop("_char_ids")
-        state["_pair_table"] = state["_char_ids"] = None
-        if table is not None and chars is not None:
-            state["_batch_bytes"] = (table.to_bytes(), chars.tobytes())
-        return state
 
     def _merge(self, ids: list[int]) -> list[int]:
         if len(ids) < 2:

@@ -208,18 +208,20 @@ class Unigram(Model):
 
     tokenizes_many = True
 
-    def __getstate__(self) -> dict:
-        """A pickle keeps the batch trie as bytes (read back on the first batch), so that
-        loading it needs no numpy and the first batch of a process does not build it."""
-        state = dict(self.__dict__)
-        trie = state.pop("_trie", None)
-        state["_trie"] = None
-        if trie is not None:
-            state["_trie_bytes"] = trie.to_bytes()
-        return state
+    _TABLES = "_trie"
 
-    def prepare_batches(self) -> None:
-        self._batch_trie()
+    def _build_tables(self):  # noqa: ANN202 - a UnigramTrie
+        from .unigram_batch import UnigramTrie
+
+        return UnigramTrie(self.vocab, self.pieces)
+
+    def _tables_to_bytes(self, tables) -> object:  # noqa: ANN001
+        return tables.to_bytes()
+
+    def _tables_from_bytes(self, kept):  # noqa: ANN001, ANN202
+        from .unigram_batch import UnigramTrie
+
+        return UnigramTrie.from_bytes(kept)
 
     def tokenize_many(self, words: list[str]) -> list[list[int]]:
         """:meth:`tokenize` of each word. When there are enough of them, the words of 1 to
@@ -317,19 +319,8 @@ class Unigram(Model):
 
         unk_id = -1 if self.unk_id is None else self.unk_id
         chars, lengths = code_points(joined), lengths_of(batch)
-        trie = self._batch_trie()
+        trie = self._batch_tables()
         return best_paths(trie, unk_id, self.unk_score, chars, lengths, fused, fused_ends)
-
-    def _batch_trie(self):  # noqa: ANN202 - a UnigramTrie, built by the first batch
-        from .unigram_batch import UnigramTrie
-
-        if self._trie is None:
-            kept = self.__dict__.pop("_trie_bytes", None)
-            if kept is not None:
-                self._trie = UnigramTrie.from_bytes(kept)
-            else:
-                self._trie = UnigramTrie(self.vocab, self.pieces)
-        return self._trie
 
     def _ids_and_tokens(
         self, word: str, strings: list[str] | None = None

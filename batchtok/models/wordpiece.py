@@ -64,38 +64,27 @@ class WordPiece(Model):
 
     tokenizes_many = True
 
-    def __getstate__(self) -> dict:
-        """A pickle keeps the batch tries as bytes (read back on the first batch), so that
-        loading it needs no numpy and the first batch of a process does not build them."""
-        state = dict(self.__dict__)
-        tries = state.pop("_tries", None)
-        state["_tries"] = None
-        if tries is not None:
-            first, after = tries
-            state["_tries_bytes"] = (first.to_bytes(), None if after is first else after.to_bytes())
-        return state
+    _TABLES = "_tries"
 
-    def prepare_batches(self) -> None:
-        self._batch_tries()
-
-    def _batch_tries(self):  # noqa: ANN202 - (PieceTrie of all pieces, of the continuations)
+    def _build_tables(self):  # noqa: ANN202 - (PieceTrie of all pieces, of the continuations)
         from .wordpiece_batch import PieceTrie
 
-        if self._tries is not None:
-            return self._tries
-        kept = self.__dict__.pop("_tries_bytes", None)
-        if kept is not None:
-            first = PieceTrie.from_bytes(kept[0])
-            after = first if kept[1] is None else PieceTrie.from_bytes(kept[1])
-        else:
-            first = PieceTrie(self.vocab)
-            prefix, cut = self.prefix, len(self.prefix)
-            after = first
-            if prefix:
-                rest = {t[cut:]: i for t, i in self.vocab.items() if t.startswith(prefix)}
-                after = PieceTrie(rest)
-        self._tries = (first, after)
-        return self._tries
+        first = PieceTrie(self.vocab)
+        prefix, cut = self.prefix, len(self.prefix)
+        after = first
+        if prefix:
+            after = PieceTrie({t[cut:]: i for t, i in self.vocab.items() if t.startswith(prefix)})
+        return first, after
+
+    def _tables_to_bytes(self, tables) -> object:  # noqa: ANN001
+        first, after = tables
+        return first.to_bytes(), None if after is first else after.to_bytes()
+
+    def _tables_from_bytes(self, kept):  # noqa: ANN001, ANN202
+        from .wordpiece_batch import PieceTrie
+
+        first = PieceTrie.from_bytes(kept[0])
+        return first, first if kept[1] is None else PieceTrie.from_bytes(kept[1])
 
     def tokenize_many(self, words: list[str]) -> list[list[int]]:
         """:meth:`tokenize` of each word. When there are enough of them, the words of 1 to
@@ -115,7 +104,7 @@ class WordPiece(Model):
 
         from .wordpiece_batch import greedy
 
-        found, bad = greedy(*self._batch_tries(), code_points("".join(batch)), lengths_of(batch))
+        found, bad = greedy(*self._batch_tables(), code_points("".join(batch)), lengths_of(batch))
         for k in np.flatnonzero(bad).tolist():
             found[k] = [self._unk_id()]
         return found  # type: ignore[return-value]
