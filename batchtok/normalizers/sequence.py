@@ -92,5 +92,8 @@ class MetaspaceNormalizer(Normalizer):
     def steps(self) -> list[Normalizer]:
         return [self.prepend, self.replace]
 
+    def absent_chars(self) -> frozenset[str]:
+        return self.replace.absent_chars()  # the last of the two steps
+
     def describe(self) -> str:
         return f"Sequence[Prepend, Replace] = {self.metaspace.describe()}"
