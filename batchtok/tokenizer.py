@@ -459,18 +459,14 @@ class Tokenizer:
         text_token_id = self._text_token_id
         if text_token_id is None:
             return found
-        strings = self._text_tokens
         for k in [k for k, ids in enumerate(piece_ids) if text_token_id in ids]:
             piece = plan[k]
             if type(piece) is int:  # an added token (whose id is the unknown one)
                 continue
-            known = strings.get(piece)
-            if known is None:
-                if len(strings) >= TEXT_TOKEN_ENTRIES:
-                    strings.clear()
-                known = strings[piece] = self._piece_text_tokens(piece, piece_ids[k])
             pos = starts[k]
-            found += [(pos + j, string) for j, string in known]
+            found += [
+                (pos + j, string) for j, string in self._known_text_tokens(piece, piece_ids[k])
+            ]
         if odd:
             found.sort()  # the two kinds, in order of position
         return found
@@ -481,16 +477,29 @@ class Tokenizer:
         """The exceptions of pieces whose ids start at ``pos``, some holding
         ``_text_token_id``: the model's own token strings where they are not the vocab's."""
         text_token_id = self._text_token_id
-        strings = self._text_tokens
         for piece, ids in zip(pieces, piece_ids):
             if text_token_id in ids:
-                found = strings.get(piece)
-                if found is None:
-                    if len(strings) >= TEXT_TOKEN_ENTRIES:
-                        strings.clear()
-                    found = strings[piece] = self._piece_text_tokens(piece, ids)
-                exceptions += [(pos + j, string) for j, string in found]
+                exceptions += [
+                    (pos + j, string) for j, string in self._known_text_tokens(piece, ids)
+                ]
             pos += len(ids)
+
+    def _known_text_tokens(self, piece: str, ids: Sequence[int]) -> tuple[tuple[int, str], ...]:
+        """:meth:`_piece_text_tokens` of ``piece``, kept in ``_text_tokens``."""
+        found = self._text_tokens.get(piece)
+        if found is None:
+            found = self._keep_text_tokens(piece, self._piece_text_tokens(piece, ids))
+        return found
+
+    def _keep_text_tokens(
+        self, piece: str, found: tuple[tuple[int, str], ...]
+    ) -> tuple[tuple[int, str], ...]:
+        """Keep ``piece``'s exceptions in ``_text_tokens`` (cleared when full)."""
+        strings = self._text_tokens
+        if len(strings) >= TEXT_TOKEN_ENTRIES:
+            strings.clear()
+        strings[piece] = found
+        return found
 
     def _learn_text_tokens(
         self,
@@ -513,10 +522,9 @@ class Tokenizer:
                 return
             read.update((words[k], texts) for k, texts in zip(unread, tokens))
         for k in todo:
-            texts = read[words[k]]
-            if len(strings) >= TEXT_TOKEN_ENTRIES:
-                strings.clear()
-            strings[pieces[k]] = self._piece_text_tokens(pieces[k], found[k], texts)
+            self._keep_text_tokens(
+                pieces[k], self._piece_text_tokens(pieces[k], found[k], read[words[k]])
+            )
 
     def _piece_text_tokens(
         self, piece: str, ids: Sequence[int], texts: Sequence[str] | None = None
