@@ -267,14 +267,12 @@ class Unigram(Model):
         if self.unk_id is None:
             for k in np.flatnonzero(needs_unk).tolist():
                 paths[k] = None  # tokenize raises, or finds a path without the unknown
-        elif ends is None:
-            pass
-        elif fused is None:
+        elif ends is not None and fused is None:
             for k, ids in enumerate(found):
                 if unk_id in ids:
                     word = batch[k]
                     paths[k] = list(self._ids_of(word, _fused(word, ends[k], ids, unk_id)))
-        elif strings is not None:
+        elif ends is not None and strings is not None:
             # a node's text is its piece, or the unknown text a fused node covers
             for k, ids in enumerate(found):
                 if unk_id in ids:

@@ -42,7 +42,7 @@ def without_idle_split(
     as Gemma's Replace of " " by "▁" does before its Split on " "). Such a Split never
     matches, and a Split that matches nothing keeps its piece whole (but for Removed with
     invert, which removes it: that stage stays)."""
-    stages = splitter.pretokenizers if isinstance(splitter, Sequence) else [splitter]
+    stages = _stages(splitter)
     first = stages[0] if stages else None
     if not (
         isinstance(first, Split)
@@ -60,12 +60,15 @@ def splits_nothing(splitter: PreTokenizer | None) -> bool:
     return not _active_stages(splitter)
 
 
+def _stages(splitter: PreTokenizer | None) -> list[PreTokenizer | None]:
+    return splitter.pretokenizers if isinstance(splitter, Sequence) else [splitter]
+
+
 def _active_stages(splitter: PreTokenizer | None) -> list[PreTokenizer]:
     """The stages of ``splitter`` that can change something."""
-    stages = splitter.pretokenizers if isinstance(splitter, Sequence) else [splitter]
     return [
         s
-        for s in stages
+        for s in _stages(splitter)
         if s is not None
         and not (
             isinstance(s, ByteLevelSplit)
