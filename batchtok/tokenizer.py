@@ -367,7 +367,7 @@ class Tokenizer:
         left to the one-at-a-time path (not a str, too long, or an error of a component,
         which that path raises in the order of the texts)."""
         split = self._split
-        vocab_r = self.model.vocab_r
+        vocab_r = self.model.vocab_r if exceptions else {}
         out: list[tuple[list, list] | None] = []
         # (index in out, the text's plan: its pieces in order with each added token as its id,
         # an int, which no piece is; (index in the plan, text) of the added tokens whose

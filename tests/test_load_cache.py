@@ -18,6 +18,7 @@ from batchtok.models import unigram as unigram_module
 from batchtok.models import wordpiece as wordpiece_module
 from tests.support import adversarial, corpora
 from tests.support.fixtures import fixture_path
+from tests.support.models import model_file
 
 FILES = ["llama3", "llama2", "minilm", "t5-unigram", "xlmr-unigram", "spm-unigram-bytefallback"]
 
@@ -207,3 +208,39 @@ def test_a_cached_entry_loads_without_numpy(cache, name):
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("name", ["llama3", "llama2", "minilm", "xlmr-unigram"])
+def test_what_only_some_calls_read_is_unpickled_on_first_use(cache, name):
+    """An entry leaves out ``vocab_r`` (the inverse of the vocab: rebuilt when a token string
+    is first read) and keeps BPE's merge dict (read only by one-word merges, not by the batch
+    tables) as bytes: a cached tokenizer that reads them gives what a fresh one gives."""
+    data = fixture_path(name).read_bytes()
+    fresh = Tokenizer.from_str(data.decode())
+    Tokenizer.from_buffer(data)
+    cached = load_cache.fetch(data)
+    held = vars(cached.model)
+    assert "vocab_r" not in held
+    is_bpe = isinstance(cached.model, bpe_module.BPE)
+    if is_bpe:
+        assert "pairs" not in held and set(held["_deferred"]) == {"pairs"}
+    docs = texts()
+    assert view(cached, docs) == view(fresh, docs)
+    assert held["vocab_r"] == fresh.model.vocab_r
+    if is_bpe:
+        assert held["pairs"] == fresh.model.pairs and not held.get("_deferred")
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        cached.model.nothing  # noqa: B018
+
+
+def test_a_vocab_r_that_is_no_inverse_is_kept():
+    """A Unigram vocab listing a piece twice decodes both ids to it, which the inverse of its
+    vocab (the piece at one id) cannot rebuild: a pickle keeps that ``vocab_r`` itself."""
+    vocab = [["<unk>", 0.0], ["<pad>", -1.0], ["a", -2.0], ["<pad>", -3.0]]
+    model = {"type": "Unigram", "unk_id": 0, "vocab": vocab, "byte_fallback": False}
+    tok = Tokenizer.from_str(model_file(model))
+    state = tok.model.__getstate__()
+    assert state["vocab_r"] == {0: "<unk>", 1: "<pad>", 2: "a", 3: "<pad>"}
+    copy = pickle.loads(pickle.dumps(tok))
+    assert [copy.id_to_token(i) for i in range(4)] == [tok.id_to_token(i) for i in range(4)]
+    assert copy.decode([1, 3, 2], False) == tok.decode([1, 3, 2], False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -87,15 +88,47 @@ class Model:
     def _tables_from_bytes(self, kept):  # noqa: ANN001, ANN202
         raise NotImplementedError
 
+    #: Attributes a pickle keeps as a pickle of their own, read on first use: a process that
+    #: never reads one (a runner worker whose words all go through the batch tables) does not
+    #: pay for unpickling it.
+    _DEFERRED: tuple[str, ...] = ()
+
     def __getstate__(self) -> dict:
         """A pickle keeps the batch tables as bytes, so that loading it needs no numpy and
-        the first batch of a process (each runner worker's) does not build them again."""
+        the first batch of a process (each runner worker's) does not build them again; it
+        leaves out ``vocab_r`` when that is the inverse of ``vocab`` (rebuilt on first use,
+        sharing its strings) and keeps the :data:`_DEFERRED` attributes as bytes."""
         state = dict(self.__dict__)
         name = self._TABLES
         if name is not None and state.get(name) is not None:
             state["_batch_bytes"] = self._tables_to_bytes(state[name])
             state[name] = None
+        vocab_r = state.get("vocab_r")
+        if vocab_r is not None and len(vocab_r) == len(self.vocab) and vocab_r == _inverse(self):
+            del state["vocab_r"]
+        deferred = dict(state.pop("_deferred", {}))
+        for deferred_name in self._DEFERRED:
+            if deferred_name in state:
+                deferred[deferred_name] = pickle.dumps(state.pop(deferred_name), protocol=5)
+        if deferred:
+            state["_deferred"] = deferred
         return state
+
+    def __getattr__(self, name: str) -> object:
+        """An attribute a pickle left out (see :meth:`__getstate__`), rebuilt or read now;
+        called only when ``name`` is not set."""
+        found = self.__dict__
+        kept = found.get("_deferred")
+        if kept is not None and name in kept:
+            value = pickle.loads(kept[name])
+        elif name == "vocab_r" and "vocab" in found:
+            value = _inverse(self)
+        else:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        found[name] = value  # set before the bytes go, for a thread reading it meanwhile
+        if kept is not None:
+            kept.pop(name, None)
+        return value
 
     def token_strings(self, word: str) -> list[str]:
         """The token strings tokenizers reports for ``word``, one per id of :meth:`tokenize`."""
@@ -114,6 +147,12 @@ class Model:
 
     def describe(self) -> str:
         return type(self).__name__
+
+
+def _inverse(model: Model) -> dict[int, str]:
+    """id -> token of ``model.vocab``."""
+    vocab = model.vocab
+    return dict(zip(vocab.values(), vocab))
 
 
 def read_vocab(spec: Spec, key: str = "vocab") -> tuple[dict[str, int], dict[int, str]]:

@@ -195,23 +195,64 @@ class BPE(Model):
         return self._each_together(words, fits, self._merge_together)
 
     def _merge_together(self, batch: list[str]) -> list[list[int] | None]:
-        """The merges of each (non-empty) word that :func:`merge_words` can take, else None."""
+        """The merges of each (non-empty) word that :func:`merge_words` can take, else None.
+
+        A word whose chars are all vocab tokens starts as their ids, read for the whole batch
+        at once; one with other chars (unknown, or bytes with ``byte_fallback``) starts as
+        :meth:`_symbols`, as :meth:`tokenize` merges it."""
         import numpy as np
 
         table, chars = self._batch_tables()
         ids = chars[np.minimum(code_points("".join(batch)), len(chars) - 1)]
         lengths = lengths_of(batch)
+        whole = np.minimum.reduceat(ids, starts_of(lengths)) >= 0  # every char a token
         ok = lengths >= 2
         ok &= lengths <= MAX_SYMBOLS
-        ok &= np.minimum.reduceat(ids, starts_of(lengths)) >= 0  # every char a token
+        ok &= whole
         out: list[list[int] | None] = [None] * len(batch)
-        if ok.any():
-            merged = merge_words(table, self.stride, ids[np.repeat(ok, lengths)], lengths[ok])
-            for k, found in zip(np.flatnonzero(ok).tolist(), merged):
+        where = np.flatnonzero(ok).tolist()
+        sym, counts = ids[np.repeat(ok, lengths)], lengths[ok]
+        if not whole.all():
+            more, more_counts, more_ids = self._symbol_ids(
+                batch, np.flatnonzero(~whole).tolist(), out
+            )
+            if more:
+                where += more
+                sym = np.concatenate([sym, np.array(more_ids, dtype=sym.dtype)])
+                counts = np.concatenate([counts, np.array(more_counts, dtype=counts.dtype)])
+        if where:
+            for k, found in zip(where, merge_words(table, self.stride, sym, counts)):
                 out[k] = found
         return out
 
+    def _symbol_ids(
+        self, batch: list[str], which: list[int], out: list[list[int] | None]
+    ) -> tuple[list[int], list[int], list[int]]:
+        """Of the words ``which`` of ``batch`` (each with a char that is no vocab token): the
+        ones :func:`merge_words` takes, their counts of symbols and their symbol ids one word
+        after another. A word of fewer than two symbols has its ids set in ``out``; one whose
+        symbols fail (an unk token not in the vocab) or that has too many is left to
+        :meth:`tokenize`, which raises or merges it."""
+        vocab = self.vocab
+        taken: list[int] = []
+        counts: list[int] = []
+        symbols: list[int] = []
+        for k in which:
+            try:
+                found = [vocab[s] for s in self._symbols(batch[k])]
+            except EncodeError:
+                continue
+            if len(found) < 2:
+                out[k] = found
+            elif len(found) <= MAX_SYMBOLS:
+                taken.append(k)
+                counts.append(len(found))
+                symbols += found
+        return taken, counts, symbols
+
     _TABLES = "_tables"
+    # read only by the one-word merges (the batch reads its PairTable)
+    _DEFERRED = ("pairs",)
 
     def _build_tables(self) -> tuple[PairTable, np.ndarray]:
         return PairTable(self.pairs), _char_id_table(self.vocab)
