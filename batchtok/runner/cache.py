@@ -43,6 +43,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import xxhash
 
+from . import text_arrays
 from .store import OutPath, S3Path, is_object, open_binary
 
 CACHE_FORMAT = 1
@@ -82,29 +83,15 @@ class TextHasher:
         self.text_bytes = 0
 
     def update(self, array: pa.Array) -> None:
-        if hasattr(pa.types, "is_string_view") and pa.types.is_string_view(array.type):
-            array = array.cast(pa.large_string())
         if isinstance(array, pa.ChunkedArray):
             for chunk in array.chunks:
                 self.update(chunk)
             return
-        import pyarrow.compute as pc  # imported when needed: see worker.import_before_fork
-
-        lengths = pc.binary_length(array).cast(pa.int64())
-        if array.null_count:
-            self.nulls += array.null_count
-            lengths = lengths.fill_null(-1)
-            array = array.fill_null("")
-        self.lengths.update(memoryview(lengths.buffers()[1])[: 8 * len(lengths)])
-        if len(array):
-            # Values are contiguous in the data buffer between the first and last offsets.
-            width = 8 if pa.types.is_large_string(array.type) else 4
-            offsets = memoryview(array.buffers()[1]).cast("q" if width == 8 else "i")
-            start, end = offsets[array.offset], offsets[array.offset + len(array)]
-            data = array.buffers()[2]
-            if data is not None and end > start:
-                self.data.update(memoryview(data)[start:end])
-            self.text_bytes += end - start
+        lengths, values = text_arrays.lengths_and_values(array)
+        self.nulls += array.null_count
+        self.lengths.update(lengths)
+        self.data.update(values)
+        self.text_bytes += len(values)
         self.rows += len(array)
 
     def hexdigest(self) -> str:
@@ -171,10 +158,7 @@ def _hash_row_groups(
             for hasher, name in zip(hashers, text_columns):
                 hasher.update(batch.column(name))
             if len(text_columns) > 1:
-                import pyarrow.compute as pc
-
-                valid = [pc.is_valid(batch.column(name)) for name in text_columns]
-                nulls += len(batch) - (pc.sum(pc.and_(*valid)).as_py() or 0)
+                nulls += text_arrays.rows_with_a_null(batch, text_columns)
             else:
                 nulls += batch.column(0).null_count
         kept = xxhash.xxh3_128()

@@ -206,7 +206,9 @@ def facts_of(tok: Tokenizer, xxh3: str, sha256: str) -> TokenizerFacts:
     truncation, padding = tok.truncation, tok.padding
     tok.no_truncation()
     tok.no_padding()
-    ids = list(tok.get_vocab().values())
+    # every id of the vocab and of the added tokens (get_vocab would copy the vocab first)
+    ids = [max(tok.model.vocab.values(), default=0)]
+    ids += tok.added_vocabulary.content_to_id.values()
     pair_errors = []
     for add in (False, True):
         try:

@@ -32,7 +32,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .cache import Records, RowGroupHash, memo_hashes, remember_hashes, stat_of
 from .encode import configure_tokenizer, remember_facts
@@ -46,7 +46,6 @@ from .output import use_returning_memory_pool
 from .plan import FileState, hash_spec, orphan_outputs, record_output, remove_part, resolve
 from .prepare import Prepared, earlier_runs_in, hash_task, prepare, state_dir
 from .progress import LogSession, Progress
-from .ray_executor import RayExecutor
 from .stats import RunStats, ShardStats
 from .store import S3Path, abort_uploads, abort_uploads_of, as_path, local_tmp_dir
 from .store import configure as configure_storage
@@ -61,6 +60,9 @@ from .worker import (
     current_rss_mb,
     prepare_workers,
 )
+
+if TYPE_CHECKING:
+    from .ray_executor import RayExecutor
 
 log = logging.getLogger("batchtok.runner")
 
@@ -318,6 +320,8 @@ class _Run:
         """A phase's workers: forked processes, or actors on a Ray cluster (never both:
         forking a process that talks to Ray can deadlock)."""
         if self.job.executor == "ray":
+            from .ray_executor import RayExecutor  # only a Ray job reads it
+
             assert self.prep is not None
             return RayExecutor(
                 self.workers, job=self.job, tokenizer_bytes=self.prep.tokenizer_bytes

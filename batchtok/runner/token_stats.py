@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import heapq
 import logging
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from xml.sax.saxutils import escape
-
-import pyarrow as pa
 
 LONGEST = 10  # documents listed by length
 CHART_NAME = "_batchtok_token_stats.svg"
@@ -164,21 +162,34 @@ def token_stats_lines(report: Any) -> list[str]:
 
 
 class IdCounter:
-    """Counts the unknown and byte-fallback ids in a run of ids, in Arrow's kernels."""
+    """Counts the unknown and byte-fallback ids in a run of ids (numpy's, when it is there)."""
 
     def __init__(self, unk_id: int | None, byte_ids: Sequence[int]) -> None:
         self.unk_id = unk_id
-        self.byte_ids = pa.array(sorted(byte_ids), pa.int64()) if byte_ids else None
+        self.byte_ids = sorted(byte_ids) if byte_ids else None
 
-    def count(self, ids: pa.Array, into: TokenStats) -> None:
+    def count(self, ids: array, into: TokenStats) -> None:
         if not len(ids) or (self.unk_id is None and self.byte_ids is None):
             return
-        import pyarrow.compute as pc  # imported when needed: see worker.import_before_fork
-
+        try:
+            import numpy as np
+        except ImportError:  # a declared dependency, but a Parquet run works without it
+            if self.unk_id is not None:
+                into.unknown += ids.count(self.unk_id)
+            if self.byte_ids is not None:
+                byte_ids = set(self.byte_ids)
+                into.byte_fallback += sum(1 for i in ids if i in byte_ids)
+            return
+        found = np.frombuffer(ids, dtype=ids.typecode)
         if self.unk_id is not None:
-            into.unknown += pc.sum(pc.equal(ids, self.unk_id)).as_py() or 0
+            into.unknown += int(np.count_nonzero(found == self.unk_id))
         if self.byte_ids is not None:
-            into.byte_fallback += pc.sum(pc.is_in(ids, value_set=self.byte_ids)).as_py() or 0
+            into.byte_fallback += int(np.count_nonzero(np.isin(found, self.byte_ids)))
+
+
+def _escaped(text: str) -> str:
+    """``text`` as SVG character data (xml.sax's escape, without importing xml and urllib)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def draw_chart(stats: TokenStats, title: str) -> str:
@@ -200,7 +211,7 @@ def draw_chart(stats: TokenStats, title: str) -> str:
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
         f'<text x="{width / 2:.0f}" y="20" text-anchor="middle" font-size="13">'
-        f"{escape(heading)}</text>",
+        f"{_escaped(heading)}</text>",
     ]
     base = top + plot_h
     for fraction in (0, 0.25, 0.5, 0.75, 1):

@@ -28,7 +28,7 @@ import xxhash
 if TYPE_CHECKING:
     from batchtok import Tokenizer
 
-from . import store
+from . import store, text_arrays
 from .cache import RowGroupHash, file_xxh3, hash_row_groups, stat_key
 from .encode import Encoder, SpecialCounter, TokenizerFacts
 from .errors import BadRowError, CorruptFileError, InputChangedError
@@ -324,21 +324,11 @@ def texts_and_bad_rows(
     return texts, pairs, bad
 
 
-def import_before_fork() -> None:
-    """Import in the parent, before it forks a phase's workers, what every task imports on
-    first use. ``pyarrow.compute`` (hashing and encoding both use it) takes about 50 ms to
-    import; imported lazily, each worker of each phase paid it again. It stays out of the
-    module's imports so a run with nothing to do never loads it."""
-    import pyarrow.compute  # noqa: F401
-
-
 def _text_bytes(piece: pa.RecordBatch, settings: EncodeSettings) -> int:
-    import pyarrow.compute as pc  # see import_before_fork
-
     total = 0
     for name in (settings.text_column, settings.pair_column):
         if name is not None:
-            total += pc.sum(pc.binary_length(piece.column(name))).as_py() or 0
+            total += text_arrays.text_bytes(piece.column(name))
     return total
 
 
@@ -385,7 +375,7 @@ def _encode_piece(
         for i in bad:
             lengths[i] = 0
     ids_arr, counts = list_arrays(values, lengths, settings.dtype)
-    ids_counter.count(ids_arr.values, state.tokens)
+    ids_counter.count(values, state.tokens)
     columns = [piece.column(name) for name in state.task.keep] + [ids_arr, counts]
     out = pa.RecordBatch.from_arrays(columns, schema=schema)
     if bad and settings.bad_rows == "skip":
