@@ -1,6 +1,6 @@
 """``python -m batchtok``: the ``batchtok`` command."""
 
-from batchtok.cli import main
+from batchtok.cli import program
 
 if __name__ == "__main__":
-    main()
+    program()

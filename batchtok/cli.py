@@ -13,6 +13,7 @@ from .errors import EncodeError, TokenizerFileError
 from .explain import ALL_PIECES, ExplainMismatch, MergesRequestError, render
 from .explain import explain as explain_text
 from .tokenizer import Tokenizer
+from .utils.program import run_program
 
 
 def _load(path: str) -> Tokenizer:
@@ -174,5 +175,11 @@ def _register_runner() -> None:
 _register_runner()
 
 
+def program() -> None:
+    """The ``batchtok`` program (the installed script, ``python -m batchtok``): :func:`main`,
+    ended without freeing the process's objects (see utils/program.py)."""
+    run_program(main)
+
+
 if __name__ == "__main__":
-    main()
+    program()

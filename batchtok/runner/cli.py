@@ -442,4 +442,6 @@ main.add_command(status)
 main.add_command(audit)
 
 if __name__ == "__main__":
-    main()
+    from batchtok.utils.program import run_program
+
+    run_program(main)
