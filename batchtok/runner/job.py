@@ -36,7 +36,6 @@ than the special tokens) run later, but still before any work, and name their ke
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import math
 import os
@@ -544,6 +543,8 @@ def _flatten(
 
 
 def _suggest(word: str, choices: list[str], prefix: str = "") -> str:
+    import difflib  # only a job with an unknown key reads it
+
     close = difflib.get_close_matches(word, choices, n=1)
     return f" (did you mean {prefix}{close[0]}?)" if close else ""
 
