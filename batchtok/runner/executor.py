@@ -35,6 +35,7 @@ import multiprocessing
 import multiprocessing.connection as mpc
 import os
 import signal
+import time
 import traceback
 from collections import deque
 from collections.abc import Iterator
@@ -185,12 +186,17 @@ class TaskQueue:
     _pending: deque = field(default_factory=deque)  # (task, needs a fresh worker)
     _attempts: dict[int, tuple[Any, int]] = field(default_factory=dict)  # id -> (task, failed)
     _stopped: bool = False
+    # time.monotonic() when the first task of each kind (its class name) went to a worker
+    first_sent: dict[str, float] = field(default_factory=dict)
 
     def submit(self, task: Any, first: bool = False) -> None:
         if first:
             self._pending.appendleft((task, False))
         else:
             self._pending.append((task, False))
+
+    def _sent(self, task: Any) -> None:
+        self.first_sent.setdefault(type(task).__name__, time.monotonic())
 
     def cancel_pending(self) -> list[Any]:
         """Drop the tasks not started and retry nothing from now on; returns the dropped."""
@@ -263,6 +269,8 @@ class LocalExecutor(TaskQueue):
                 idle.task = None
                 self._pending.appendleft((task, fresh))
                 self._retire(idle)
+                continue
+            self._sent(task)
 
     def _retire(self, worker: _Worker, stop: bool = False) -> None:
         """Take ``worker`` out of the pool; ``stop``: ask an idle one to exit first."""

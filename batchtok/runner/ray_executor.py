@@ -228,6 +228,7 @@ class RayExecutor(TaskQueue):
             self._pending.popleft()
             idle.fresh = False
             self._running[idle.handle.run.remote(task, self._setup)] = (idle, task)
+            self._sent(task)
 
     def events(self, tick: float = 0.25) -> Iterator[Event | None]:
         """Dispatch and yield events until nothing is pending or running; ``None`` every

@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
+from ..utils import program
 from .cache import Records, RowGroupHash, memo_hashes, remember_hashes, stat_of
 from .encode import configure_tokenizer, remember_facts
 from .errors import JobError, LockHeld, LockLost
@@ -46,7 +47,7 @@ from .output import use_returning_memory_pool
 from .plan import FileState, hash_spec, orphan_outputs, record_output, remove_part, resolve
 from .prepare import Prepared, earlier_runs_in, hash_task, prepare, state_dir
 from .progress import LogSession, Progress
-from .stats import RunStats, ShardStats
+from .stats import RunStats, ShardStats, process_started
 from .store import S3Path, abort_uploads, abort_uploads_of, as_path, local_tmp_dir
 from .store import configure as configure_storage
 from .summary import build_summary, invalid_summary, log_summary, write_chart, write_summary
@@ -538,6 +539,10 @@ class _Run:
             log.info("joining the completed parts of %d files", len(joins))
         self._drive(executor, lambda event: self._encode_done(executor, event))
         self.stats.encode_seconds = time.monotonic() - started
+        first = executor.first_sent.get("ShardTask")
+        if first is not None:
+            start = process_started() if program.PROGRAM else self.stats.started
+            self.stats.startup_seconds = first - start
         if tasks:
             self.progress.tick(force=True)
         self.progress.finish()

@@ -8,12 +8,26 @@ and failed, files written, phase timings.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 MAX_EXAMPLES = 100  # bad-row examples (and failures) kept for the summary
+_IMPORTED = time.monotonic()
+
+
+def process_started() -> float:
+    """The ``time.monotonic()`` of this process's start: the kernel's record of it on Linux
+    (to 1/100 s), else when this module was imported (after the interpreter's start)."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return _IMPORTED
+    return time.monotonic() - age
 
 
 @dataclass
@@ -81,6 +95,9 @@ class RunStats:
     hash_seconds: float = 0.0
     encode_seconds: float = 0.0
     fork_rss_mb: float | None = None  # the parent's RSS when it forked the encode workers
+    # from the program's start (or a run called by a longer-lived process: the call's) to the
+    # first shard handed to a worker (None: none was)
+    startup_seconds: float | None = None
     orphans: list[str] = field(default_factory=list)  # outputs whose input is gone
     interrupted: bool = False
     started_wall: float = field(default_factory=time.time)

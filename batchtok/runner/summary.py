@@ -99,6 +99,9 @@ def build_summary(
         "elapsed_seconds": round(stats.elapsed(), 3),
         "hash_seconds": round(stats.hash_seconds, 3),
         "encode_seconds": round(stats.encode_seconds, 3),
+        "startup_seconds": (
+            round(stats.startup_seconds, 3) if stats.startup_seconds is not None else None
+        ),
         "workers": workers,
         "start_method": "fork",
         "arrow_memory_pool": memory_pool,

@@ -17,11 +17,17 @@ import sys
 import threading
 from collections.abc import Callable
 
+#: Whether this process is the batchtok program (set by :func:`run_program`), not a longer-lived
+#: process calling batchtok (a run's start-up then counts from the call, not the process)
+PROGRAM = False
+
 
 def run_program(main: Callable[[], object]) -> None:
     """Run ``main`` (a click command in its standalone mode, which ends with SystemExit) and
     end the process with its exit status. An exception other than SystemExit (a
     KeyboardInterrupt, a bug) is left to Python's exit, which reports it."""
+    global PROGRAM
+    PROGRAM = True
     try:
         main()
         code: object = 0

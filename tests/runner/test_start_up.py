@@ -132,3 +132,36 @@ def test_a_run_needs_no_numpy(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     table = pq.read_table(tmp_path / "out" / "a.parquet")
     assert table["input_ids"].to_pylist() == [e.ids for e in oracle().encode_batch(docs)]
+
+
+def test_the_summary_says_how_long_the_run_took_to_start(tmp_path: Path) -> None:
+    """``startup_seconds``: from the program's start to its first shard handed to a worker
+    (interpreter, imports, tokenizer load, hash phase, fork): more than the interpreter alone
+    takes to start, less than the whole run's wall time; a run called in a longer-lived
+    process counts from the call; a run with nothing to encode has none."""
+    import json
+    import time
+
+    write_parquet(tmp_path / "in" / "a.parquet", texts(30, seed=8), row_group_size=10)
+    job = basic_job(tmp_path)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "batchtok", "run", str(job), "--quiet"])
+    wall = time.monotonic() - started
+    assert done.returncode == 0
+    found = json.loads((tmp_path / "out" / "_batchtok_summary.json").read_text())
+    begun = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import pyarrow"], check=True)
+    floor = time.monotonic() - begun  # an interpreter that imports what a run imports first
+    assert floor * 0.5 < found["startup_seconds"] < wall
+    assert found["startup_seconds"] < found["elapsed_seconds"] + floor * 2
+    assert invoke("run", job)[0] == 0  # nothing to do
+    assert summary_of(tmp_path)["startup_seconds"] is None
+    (tmp_path / "out" / "a.parquet").unlink()
+    assert invoke("run", job)[0] == 0  # in this (long-lived) process
+    assert 0 < summary_of(tmp_path)["startup_seconds"] < found["elapsed_seconds"] + 5
+
+
+def summary_of(tmp_path: Path) -> dict:
+    import json
+
+    return json.loads((tmp_path / "out" / "_batchtok_summary.json").read_text())
