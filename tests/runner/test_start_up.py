@@ -153,7 +153,6 @@ def test_the_summary_says_how_long_the_run_took_to_start(tmp_path: Path) -> None
     subprocess.run([sys.executable, "-c", "import pyarrow"], check=True)
     floor = time.monotonic() - begun  # an interpreter that imports what a run imports first
     assert floor * 0.5 < found["startup_seconds"] < wall
-    assert found["startup_seconds"] < found["elapsed_seconds"] + floor * 2
     assert invoke("run", job)[0] == 0  # nothing to do
     assert summary_of(tmp_path)["startup_seconds"] is None
     (tmp_path / "out" / "a.parquet").unlink()
