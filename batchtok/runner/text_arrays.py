@@ -35,16 +35,13 @@ def lengths_and_values(array: pa.Array) -> tuple[bytes, memoryview]:
     found = _offsets(array)
     lengths = found[1:] - found[:-1]
     data = array.buffers()[2] if len(array) else None
-    start, end = int(found[0]), int(found[-1])
+    values = memoryview(data)[int(found[0]) : int(found[-1])] if data else memoryview(b"")
     valid = validity(array)
     if valid is not None:
-        covered = bool(lengths[~valid].any())
-        keep = np.repeat(valid, lengths) if covered else None
+        if lengths[~valid].any():  # null slots covering bytes: keep only the values' bytes
+            raw = np.frombuffer(values, dtype=np.uint8)[np.repeat(valid, lengths)]
+            values = memoryview(raw.tobytes())
         lengths[~valid] = -1
-        if keep is not None and data is not None:
-            raw = np.frombuffer(data, dtype=np.uint8)[start:end]
-            return lengths.tobytes(), memoryview(raw[keep].tobytes())
-    values = memoryview(data)[start:end] if data is not None else memoryview(b"")
     return lengths.tobytes(), values
 
 

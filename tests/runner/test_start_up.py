@@ -10,6 +10,7 @@ import io
 import logging
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -18,7 +19,7 @@ from batchtok import Tokenizer
 from batchtok.runner import encode as encode_module
 from batchtok.runner import executor as executor_module
 from batchtok.runner.progress import LogSession
-from tests.support.runner import basic_job, invoke, oracle, texts, write_parquet
+from tests.support.runner import basic_job, invoke, oracle, summary, texts, write_parquet
 
 
 def test_closing_the_log_session_prints_no_wake_up_record() -> None:
@@ -139,28 +140,19 @@ def test_the_summary_says_how_long_the_run_took_to_start(tmp_path: Path) -> None
     (interpreter, imports, tokenizer load, hash phase, fork): more than the interpreter alone
     takes to start, less than the whole run's wall time; a run called in a longer-lived
     process counts from the call; a run with nothing to encode has none."""
-    import json
-    import time
-
     write_parquet(tmp_path / "in" / "a.parquet", texts(30, seed=8), row_group_size=10)
     job = basic_job(tmp_path)
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "batchtok", "run", str(job), "--quiet"])
     wall = time.monotonic() - started
     assert done.returncode == 0
-    found = json.loads((tmp_path / "out" / "_batchtok_summary.json").read_text())
+    found = summary(tmp_path / "out")
     begun = time.monotonic()
     subprocess.run([sys.executable, "-c", "import pyarrow"], check=True)
     floor = time.monotonic() - begun  # an interpreter that imports what a run imports first
     assert floor * 0.5 < found["startup_seconds"] < wall
     assert invoke("run", job)[0] == 0  # nothing to do
-    assert summary_of(tmp_path)["startup_seconds"] is None
+    assert summary(tmp_path / "out")["startup_seconds"] is None
     (tmp_path / "out" / "a.parquet").unlink()
     assert invoke("run", job)[0] == 0  # in this (long-lived) process
-    assert 0 < summary_of(tmp_path)["startup_seconds"] < found["elapsed_seconds"] + 5
-
-
-def summary_of(tmp_path: Path) -> dict:
-    import json
-
-    return json.loads((tmp_path / "out" / "_batchtok_summary.json").read_text())
+    assert 0 < summary(tmp_path / "out")["startup_seconds"] < found["elapsed_seconds"] + 5
