@@ -5,18 +5,25 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
 from . import __version__
 from .errors import EncodeError, TokenizerFileError
-from .explain import ALL_PIECES, ExplainMismatch, MergesRequestError, render
-from .explain import explain as explain_text
-from .tokenizer import Tokenizer
 from .utils.program import run_program
+
+if TYPE_CHECKING:
+    from .tokenizer import Tokenizer
+
+# The engine is imported by the commands that use it (the runner's commands import it when,
+# and only if, a job needs it).
+ALL_PIECES = "*"  # explain's merges=ALL_PIECES (the same value as batchtok.explain's)
 
 
 def _load(path: str) -> Tokenizer:
+    from .tokenizer import Tokenizer
+
     try:
         return Tokenizer.from_file(path)
     except TokenizerFileError as exc:
@@ -84,6 +91,8 @@ def inspect(path: str) -> None:
 
     Exits with status 1 when the file is refused, naming the JSON path and the reason.
     """
+    from .tokenizer import Tokenizer
+
     try:
         tok = Tokenizer.from_file(path)
     except TokenizerFileError as exc:
@@ -140,6 +149,9 @@ def explain(
     Example:
       batchtok explain -t configs/tokenizers/gpt2/tokenizer.json "Hello world" --merges
     """
+    from .explain import ExplainMismatch, MergesRequestError, render
+    from .explain import explain as explain_text
+
     tok = _load(tokenizer_path)
     try:
         doc = explain_text(

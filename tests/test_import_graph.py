@@ -168,11 +168,32 @@ def test_tokenizers_is_imported_only_inside_the_audit():
         assert eager == [], f"{name} imports tokenizers at module level (line {eager})"
 
 
-def test_importing_batchtok_and_its_cli_does_not_load_tokenizers():
-    code = (
-        "import sys, batchtok, batchtok.cli, batchtok.runner.audit; "
-        "print('tokenizers' in sys.modules)"
-    )
+def _printed(code: str) -> str:
+    """What ``code`` prints in a fresh interpreter."""
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "False"
+    return result.stdout.strip()
+
+
+def test_importing_batchtok_and_its_cli_does_not_load_tokenizers():
+    code = "import sys, batchtok, batchtok.cli, batchtok.runner.audit; "
+    assert _printed(code + "print('tokenizers' in sys.modules)") == "False"
+
+
+def test_the_command_line_imports_neither_pyarrow_nor_the_engine_before_a_command_needs_them():
+    """`batchtok status` and a job file's validation need neither; `batchtok run` imports
+    them once the job is read (a third of a small run's start-up)."""
+    code = (
+        "import sys, batchtok.cli, batchtok.runner.cli; "
+        "from batchtok.runner import load_job; "
+        "print(sorted(m for m in ('pyarrow', 'numpy', 'regex', 'batchtok.tokenizer') "
+        "if m in sys.modules))"
+    )
+    assert _printed(code) == "[]"
+
+
+def test_the_command_lines_all_pieces_is_explains():
+    import batchtok.cli
+    import batchtok.explain
+
+    assert batchtok.cli.ALL_PIECES == batchtok.explain.ALL_PIECES

@@ -33,11 +33,12 @@ import sys
 import tempfile
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, BinaryIO
 
 import pyarrow as pa
+
+from .access import LOCAL, FileAccess
 
 # Array typecodes of the token dtypes a writer may be asked for (the runner's names).
 TYPECODES = {"uint16": "H", "int32": "i", "uint32": "I"}
@@ -153,27 +154,6 @@ def read_array(f: BinaryIO, typecode: str, count: int, path: str, what: str) -> 
     if sys.byteorder == "big":
         out.byteswap()
     return out
-
-
-def _open_local(path: str) -> BinaryIO:
-    return open(path, "rb")
-
-
-@dataclass(frozen=True)
-class FileAccess:
-    """How a reader opens and sizes a format's files: local files by default; the runner
-    passes its own for files in object storage. ``open`` gives a seekable binary file, and
-    both raise FileNotFoundError for a file that is not there."""
-
-    open: Callable[[str], BinaryIO] = _open_local
-    size: Callable[[str], int] = os.path.getsize
-
-    def read_text(self, path: str) -> str:
-        with self.open(path) as f:
-            return f.read().decode("utf-8")
-
-
-LOCAL = FileAccess()
 
 
 def file_size(path: str, files: FileAccess = LOCAL) -> int:

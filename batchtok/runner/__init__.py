@@ -35,8 +35,21 @@ from .exit_codes import (
     EXIT_USAGE,
 )
 from .job import Job, load_job
-from .prepare import plan_job
-from .run import RunResult, run_job
+
+# What runs a job imports pyarrow and the engine; reading a job file needs neither.
+_LAZY = {"plan_job": ".prepare", "RunResult": ".run", "run_job": ".run"}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BadRowError",

@@ -56,15 +56,15 @@ from . import store
 from .encode import Encoder, TokenizerFacts, applied_truncation, described_options, eos_id
 from .errors import OracleMissing, RunnerError
 from .inputs import InputFile, open_source
-from .job import Job, display_path
+from .job import AUDIT_SAMPLE, AUDIT_SEED, Job, display_path
 from .jsonl import is_jsonl, jsonl_compression, open_stream, read_rows
 from .output import PAGE_CHECKSUMS, TYPECODES, output_path_prefix, read_metadata
 from .prepare import Prepared, plan_job, prepare
 from .tasks import encode_settings
 from .worker import EncodeSettings, read_batches, texts_and_bad_rows
 
-DEFAULT_SAMPLE = 1000
-DEFAULT_SEED = 0
+DEFAULT_SAMPLE = AUDIT_SAMPLE
+DEFAULT_SEED = AUDIT_SEED
 EXTRA = "pip install 'batchtok[audit]'"
 BATCH_ROWS = 2048  # input rows read (and encoded) at a time
 MISMATCHES_KEPT = 100  # listed in the report; the rest are counted

@@ -13,18 +13,13 @@ import sys
 from typing import Any
 
 import click
-import pyarrow as pa
 
 from . import exit_codes as codes
-from .audit import DEFAULT_SAMPLE, DEFAULT_SEED, audit_job, audit_texts
 from .errors import JobError, RunnerError
-from .job import COMMAND_LINE, load_job, parse_override, settings_table
-from .lock import current_holder, unfinished_run
-from .prepare import plan_job, state_dir
-from .run import run_job
-from .store import configure as configure_storage
-from .summary import SUMMARY_NAME
-from .token_stats import token_stats_lines
+from .job import AUDIT_SAMPLE, AUDIT_SEED, COMMAND_LINE, load_job, parse_override, settings_table
+
+# Each command imports what it runs (pyarrow and the engine are a third of a small run's
+# start-up; ``batchtok status`` needs neither).
 
 KEYS_HELP = "\b\nJob file keys (section.key, default, meaning):\n" + "\n".join(
     "  " + line for line in settings_table().splitlines()
@@ -163,6 +158,9 @@ def run(job, verify, quiet, log_format, progress, progress_interval) -> None:
       batchtok run jobs/example.toml
       batchtok run jobs/example.toml -o /tmp/out --set output.dtype=uint16 -q
     """
+    from .run import run_job
+    from .summary import SUMMARY_NAME
+
     try:
         result = run_job(
             job,
@@ -204,6 +202,8 @@ def plan(job, as_json, verify, no_hash) -> None:
     Example:
       batchtok plan jobs/example.toml
     """
+    from .prepare import plan_job
+
     try:
         report = plan_job(job, verify=verify, hash_inputs=not no_hash)
     except JobError as exc:
@@ -243,6 +243,12 @@ def status(job, as_json) -> None:
     last run succeeded (or with bad rows), 1 if it failed, did not finish (killed) or there
     was none.
     """
+    from .lock import current_holder, unfinished_run
+    from .prepare import state_dir
+    from .store import configure as configure_storage
+    from .summary import SUMMARY_NAME
+    from .token_stats import token_stats_lines
+
     configure_storage(job.storage)
     try:
         holder = current_holder(state_dir(job) / "lock")
@@ -324,14 +330,14 @@ def status(job, as_json) -> None:
     "--sample",
     "-n",
     type=click.IntRange(min=1),
-    default=DEFAULT_SAMPLE,
+    default=AUDIT_SAMPLE,
     show_default=True,
     help="Rows checked in all, spread over every output file and shard.",
 )
 @click.option(
     "--seed",
     type=int,
-    default=DEFAULT_SEED,
+    default=AUDIT_SEED,
     show_default=True,
     help="The same seed draws the same rows.",
 )
@@ -390,6 +396,10 @@ def audit(
       1    a mismatch, or an output missing, stale or unreadable
       2    usage error, invalid job, or tokenizers not installed
     """
+    import pyarrow as pa
+
+    from .audit import audit_job, audit_texts
+
     try:
         if tokenizer_path is not None:
             if not paths:

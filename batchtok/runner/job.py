@@ -49,6 +49,10 @@ from .errors import InvalidValue, JobError, Problem
 from .storage import StorageOptions, is_uri
 from .store import BOTO3_MISSING, OUTPUT_SCHEMES, OutPath, S3Path, as_path, boto3_available
 
+# ``batchtok audit``'s defaults: rows sampled and the sample's seed
+AUDIT_SAMPLE = 1000
+AUDIT_SEED = 0
+
 REQUIRED = object()
 COMMAND_LINE = "command line"
 

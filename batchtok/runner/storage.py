@@ -12,9 +12,10 @@ caught only by ``--verify``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow.fs as pafs
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ _FILESYSTEMS: dict[tuple[str, StorageOptions], pafs.FileSystem] = {}
 def filesystem(uri: str, options: StorageOptions) -> tuple[pafs.FileSystem, str]:
     """The file system holding ``uri`` (one per scheme and options, per process) and the
     path within it."""
+    import pyarrow.fs as pafs  # imported by the first URI: a local job never needs it
+
     scheme, _, rest = uri.partition("://")
     key = (scheme, options)
     if scheme == "s3":
@@ -56,6 +59,8 @@ def filesystem(uri: str, options: StorageOptions) -> tuple[pafs.FileSystem, str]
 def stat(uri: str, options: StorageOptions) -> dict[str, int] | None:
     """An object's size and modification time (None if it does not exist), in the shape of
     a local file's stat key (ctime and inode 0)."""
+    import pyarrow.fs as pafs
+
     fs, path = filesystem(uri, options)
     info = fs.get_file_info(path)
     if info.type != pafs.FileType.File:
@@ -73,6 +78,8 @@ def open_input(uri: str, options: StorageOptions) -> Any:
 def list_files(uri: str, options: StorageOptions) -> list[tuple[str, str]] | None:
     """(uri, name relative to ``uri``) of every object under the prefix ``uri``, or
     ``[(uri, its base name)]`` if it names one object; None if nothing is there."""
+    import pyarrow.fs as pafs
+
     fs, path = filesystem(uri, options)
     info = fs.get_file_info(path)
     scheme = uri.partition("://")[0]

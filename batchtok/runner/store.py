@@ -36,7 +36,7 @@ from typing import Any
 
 import xxhash
 
-from batchtok.formats.files import FileAccess
+from batchtok.formats.access import FileAccess
 
 from .storage import StorageOptions, filesystem, is_uri
 

@@ -28,6 +28,9 @@ def run_program(main: Callable[[], object]) -> None:
     KeyboardInterrupt, a bug) is left to Python's exit, which reports it."""
     global PROGRAM
     PROGRAM = True
+    # numpy's OpenBLAS starts a thread per core when imported, which spin while the program
+    # starts (~50 ms of CPU beside a run's imports and load); batchtok never multiplies matrices
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         main()
         code: object = 0
