@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from batchtok import Tokenizer, load_cache
 from batchtok import tokenizer as tokenizer_module
@@ -244,3 +247,89 @@ def test_a_vocab_r_that_is_no_inverse_is_kept():
     copy = pickle.loads(pickle.dumps(tok))
     assert [copy.id_to_token(i) for i in range(4)] == [tok.id_to_token(i) for i in range(4)]
     assert copy.decode([1, 3, 2], False) == tok.decode([1, 3, 2], False)
+
+
+# -- regular expressions: rebuilt from their compiled code, not parsed again ----------------
+
+_ATOMS = st.sampled_from(
+    [
+        "a",
+        "b",
+        "\u4e00",
+        "\u0915",
+        ".",
+        r"\d",
+        r"\w",
+        r"\s",
+        "[ab]",
+        "[^a]",
+        r"[\u4e00-\u9fff]",
+        "^",
+        "$",
+    ]
+)
+
+
+@st.composite
+def _patterns(draw, depth: int = 3) -> str:
+    if depth == 0 or draw(st.booleans()):
+        return draw(_ATOMS)
+    parts = draw(st.lists(_patterns(depth - 1), min_size=1, max_size=3))
+    shape = draw(st.sampled_from(["seq", "alt", "group", "named", "star", "plus", "lazy", "count"]))
+    if shape == "seq":
+        return "".join(parts)
+    if shape == "alt":
+        return "|".join(parts)
+    body = "".join(parts)
+    return {
+        "group": f"({body})",
+        "named": f"(?P<g{depth}x{len(body)}>{body})",
+        "star": f"(?:{body})*",
+        "plus": f"(?:{body})+",
+        "lazy": f"(?:{body})+?",
+        "count": f"(?:{body}){{1,3}}",
+    }[shape]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    _patterns(),
+    st.sampled_from([0, re.IGNORECASE, re.DOTALL | re.MULTILINE, re.ASCII]),
+    st.lists(st.text(alphabet="ab\u4e00\u0915 1_\n", max_size=12), max_size=6),
+)
+def test_a_pickled_pattern_is_the_pattern_rebuilt_from_its_code(source, flags, strings):
+    try:
+        pattern = re.compile(source, flags)
+    except re.error:  # a named group twice, a quantifier of nothing: not a pattern
+        return
+    assert load_cache._compiled_code(pattern) is not None  # the fast way on this Python
+    copy = load_cache.loads(load_cache.dumps(pattern))
+    assert copy == pattern  # patterns compare their flags, source and compiled code
+    assert (copy.groups, copy.groupindex, copy.flags) == (
+        pattern.groups,
+        pattern.groupindex,
+        pattern.flags,
+    )
+    for s in strings:
+        assert [m.span() for m in copy.finditer(s)] == [m.span() for m in pattern.finditer(s)]
+        assert copy.split(s) == pattern.split(s)
+
+
+def test_a_cached_tokenizer_compiles_no_regular_expression(cache, monkeypatch):
+    """llama3's added tokens and byte-level tables are patterns of the stdlib's re; loaded
+    from the cache, none is parsed and compiled again."""
+    data = fixture_path("llama3").read_bytes()
+    fresh = Tokenizer.from_buffer(data)  # builds and stores
+    compiled: list[str] = []
+    real = re._compile
+
+    def counting(pattern, flags):
+        compiled.append(pattern)
+        return real(pattern, flags)
+
+    monkeypatch.setattr(re, "_compile", counting)
+    cached = load_cache.fetch(data)
+    assert isinstance(cached, Tokenizer) and not compiled
+    assert cached.added_vocabulary.raw_matcher.regex == fresh.added_vocabulary.raw_matcher.regex
+    docs = texts()[:40] + ["<|begin_of_text|>hi<|eot_id|>", "a<|reserved_special_token_5|>b"]
+    assert view(cached, docs) == view(fresh, docs)
