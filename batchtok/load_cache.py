@@ -124,9 +124,8 @@ def store(data: bytes, tok: Any, same: Callable[[Any], bool]) -> None:
         return
     key = key_of(data)
     try:
-        # the tokenizer pickles its own state with dumps (see Tokenizer.__reduce__)
-        payload = pickle.dumps(tok, protocol=PROTOCOL)
-        if not same(pickle.loads(payload)):
+        payload = dumps(tok)  # see Tokenizer.__reduce_in_cache__
+        if not same(loads(payload)):
             log.warning(
                 "load cache: an unpickled tokenizer differs from the loaded one; not cached"
             )
@@ -165,7 +164,7 @@ def _decode(blob: bytes, key: str) -> Any:
         raise ValueError("for another file")
     if header["bytes"] != len(payload) or header["xxh3"] != xxhash.xxh3_128_hexdigest(payload):
         raise ValueError("damaged (length or checksum differ)")
-    return pickle.loads(payload)
+    return loads(blob, end + 1)
 
 
 def _prune(directory: Path) -> None:
@@ -196,6 +195,9 @@ def dumps(obj: Any) -> bytes:
             return refs.get(id(value))
 
         def reducer_override(self, value: Any) -> Any:
+            in_cache = getattr(type(value), "__reduce_in_cache__", None)
+            if in_cache is not None:  # an object that nests a pickle of its own otherwise
+                return in_cache(value)
             if type(value) is re.Pattern:
                 compiled = _compiled_code(value)
                 if compiled is not None:
@@ -260,10 +262,15 @@ def _rebuilt(
     return _sre.compile(source, flags, array("I", code).tolist(), groups, groupindex, indexgroup)
 
 
-def loads(payload: bytes) -> Any:
+def loads(payload: bytes, start: int = 0) -> Any:
+    """The object :func:`dumps` pickled into ``payload`` (from offset ``start``: an entry's
+    bytes are read in place, a BytesIO over bytes shares them)."""
+
     class Unpickler(pickle.Unpickler):
         def persistent_load(self, ref: tuple[str, str]) -> Any:
             module, name = ref
             return getattr(importlib.import_module(module), name)
 
-    return Unpickler(io.BytesIO(payload)).load()
+    stream = io.BytesIO(payload)
+    stream.seek(start)
+    return Unpickler(stream).load()

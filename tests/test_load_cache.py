@@ -333,3 +333,20 @@ def test_a_cached_tokenizer_compiles_no_regular_expression(cache, monkeypatch):
     assert cached.added_vocabulary.raw_matcher.regex == fresh.added_vocabulary.raw_matcher.regex
     docs = texts()[:40] + ["<|begin_of_text|>hi<|eot_id|>", "a<|reserved_special_token_5|>b"]
     assert view(cached, docs) == view(fresh, docs)
+
+
+def test_an_entry_holds_the_tokenizers_state_inline_and_a_plain_pickle_still_nests_it(cache):
+    """An entry is read in place: the tokenizer's state is in it directly, not as a pickle
+    inside the pickle (copied once more when read); a plain pickle, which cannot keep module
+    values by reference, nests the load cache's own."""
+    data = fixture_path("llama3").read_bytes()
+    fresh = Tokenizer.from_buffer(data)
+    (entry,) = cache.glob("*.pickle")
+    blob = entry.read_bytes()
+    assert b"_from_state" in blob and b"_unpickled" not in blob
+    plain = pickle.dumps(fresh, protocol=5)
+    assert b"_unpickled" in plain
+    docs = texts()[:30]
+    assert (
+        view(pickle.loads(plain), docs) == view(load_cache.fetch(data), docs) == view(fresh, docs)
+    )
