@@ -3,6 +3,7 @@ damaged, stale or for another file is never used."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import re
@@ -163,13 +164,16 @@ def test_a_tokenizer_pickles():
 )
 def test_a_cached_model_keeps_its_batch_tables_as_bytes(cache, name, module, built, monkeypatch):
     """The entry holds the batch tables (BPE's merges, Unigram's and WordPiece's tries), built
-    once at store: a cached tokenizer reads them in place instead of building them, batches as
-    a fresh one does, and pickles again with them as bytes."""
+    once at store: a cached tokenizer reads them in place (views of the entry's bytes, not
+    copies) instead of building them, batches as a fresh one does, and pickles again with them
+    as bytes."""
     data = fixture_path(name).read_bytes()
     Tokenizer.from_buffer(data)  # builds, prepares the batch tables, stores
     cached = load_cache.fetch(data)
     field = cached.model._TABLES
-    assert getattr(cached.model, field) is None and vars(cached.model).get("_batch_bytes")
+    kept = vars(cached.model).get("_batch_bytes")
+    assert getattr(cached.model, field) is None and kept
+    assert memoryview in {type(x) for x in _leaves(kept)}
     builds = []
     real = built.__init__
     monkeypatch.setattr(built, "__init__", lambda self, *a: builds.append(1) or real(self, *a))
@@ -182,7 +186,31 @@ def test_a_cached_model_keeps_its_batch_tables_as_bytes(cache, name, module, bui
     assert not builds, "the cached tokenizer built its tables"
     assert getattr(cached.model, field) is not None
     again = pickle.loads(pickle.dumps(cached))
-    assert vars(again.model).get("_batch_bytes") and again.encode_batch_ids(docs) == want
+    kept = vars(again.model).get("_batch_bytes")
+    assert kept and memoryview not in {type(x) for x in _leaves(kept)}
+    assert again.encode_batch_ids(docs) == want
+
+
+def _leaves(kept: object) -> list:
+    if isinstance(kept, (tuple, list)):
+        return [leaf for x in kept for leaf in _leaves(x)]
+    if isinstance(kept, dict):
+        return [leaf for x in kept.values() for leaf in _leaves(x)]
+    return [kept]
+
+
+def test_an_entry_whose_parts_were_cut_otherwise_is_ignored(cache):
+    data = fixture_path("llama3").read_bytes()
+    Tokenizer.from_buffer(data)
+    (entry,) = cache.glob("*.pickle")
+    blob = entry.read_bytes()
+    end = blob.index(b"\n", len(load_cache.MAGIC))
+    header = json.loads(blob[len(load_cache.MAGIC) : end])
+    assert len(header["parts"]) > 1  # the pickle and the tables it keeps aside
+    header["parts"][1] += 1
+    header["parts"][2] -= 1  # the same total length, other cuts: the checksum covers them
+    entry.write_bytes(load_cache.MAGIC + json.dumps(header).encode() + blob[end:])
+    assert load_cache.fetch(data) is None
 
 
 def test_a_cached_byte_level_bpe_has_read_its_wide_char_tokens(cache):

@@ -6,6 +6,7 @@ import pickle
 from collections.abc import Callable
 from typing import TypeVar
 
+from .. import load_cache
 from ..errors import NotReproducibleError
 from ..utils.spec import U32_MAX, Spec, is_u32
 
@@ -103,13 +104,16 @@ class Model:
         if name is not None and state.get(name) is not None:
             state["_batch_bytes"] = self._tables_to_bytes(state[name])
             state[name] = None
+        if "_batch_bytes" in state:  # (or still the bytes an entry gave, read in place)
+            state["_batch_bytes"] = _aside(state["_batch_bytes"])
         vocab_r = state.get("vocab_r")
         if vocab_r is not None and len(vocab_r) == len(self.vocab) and vocab_r == _inverse(self):
             del state["vocab_r"]
-        deferred = dict(state.pop("_deferred", {}))
+        deferred = {k: _aside(v) for k, v in state.pop("_deferred", {}).items()}
         for deferred_name in self._DEFERRED:
             if deferred_name in state:
-                deferred[deferred_name] = pickle.dumps(state.pop(deferred_name), protocol=5)
+                kept = pickle.dumps(state.pop(deferred_name), protocol=5)
+                deferred[deferred_name] = load_cache.aside(kept)
         if deferred:
             state["_deferred"] = deferred
         return state
@@ -147,6 +151,21 @@ class Model:
 
     def describe(self) -> str:
         return type(self).__name__
+
+
+def _aside(kept: object) -> object:
+    """``kept`` (a model's tables as bytes in tuples, lists and dicts) with its bytes marked
+    for the load cache to keep beside the pickle (:func:`batchtok.load_cache.aside`); the
+    views of an entry it was read from become bytes again."""
+    if isinstance(kept, memoryview):
+        kept = kept.tobytes()
+    if isinstance(kept, bytes):
+        return load_cache.aside(kept)
+    if isinstance(kept, (tuple, list)):
+        return type(kept)(_aside(x) for x in kept)
+    if isinstance(kept, dict):
+        return {k: _aside(v) for k, v in kept.items()}
+    return kept
 
 
 def _inverse(model: Model) -> dict[int, str]:
