@@ -96,19 +96,21 @@ def key_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def fetch(data: bytes) -> Any | None:
-    """The tokenizer cached for the file bytes ``data``, or None."""
+def fetch(data: bytes, sha256: str | None = None) -> Any | None:
+    """The tokenizer cached for the file bytes ``data``, or None. ``sha256``: their hex
+    sha256 (the key) when the caller has it; the entry also records the file's xxh3-128,
+    checked against ``data``, so a wrong one only misses."""
     directory = cache_dir()
     if directory is None or len(data) < MIN_BYTES:
         return None
-    key = key_of(data)
+    key = sha256 or key_of(data)
     path = directory / f"{key}.pickle"
     try:
         blob = path.read_bytes()
     except OSError:
         return None
     try:
-        obj = _decode(blob, key)
+        obj = _decode(blob, key, data)
     except Exception as exc:  # a damaged entry of any kind is rebuilt, never trusted
         log.info("load cache: ignoring %s (%s)", path, exc)
         return None
@@ -125,13 +127,14 @@ def would_store(data: bytes) -> bool:
     return len(data) >= MIN_BYTES and cache_dir() is not None
 
 
-def store(data: bytes, tok: Any, same: Callable[[Any], bool]) -> None:
-    """Keep ``tok`` for the file bytes ``data``; ``same(copy)`` must confirm that the
-    unpickled copy behaves as ``tok``. Failures are logged, never raised."""
+def store(data: bytes, tok: Any, same: Callable[[Any], bool], sha256: str | None = None) -> None:
+    """Keep ``tok`` for the file bytes ``data`` (whose sha256 the caller may have:
+    ``sha256``); ``same(copy)`` must confirm that the unpickled copy behaves as ``tok``.
+    Failures are logged, never raised."""
     directory = cache_dir()
     if directory is None or len(data) < MIN_BYTES:
         return
-    key = key_of(data)
+    key = sha256 or key_of(data)
     try:
         buffers: list[pickle.PickleBuffer] = []
         payload = dumps(tok, buffers)  # see Tokenizer.__reduce_in_cache__
@@ -145,6 +148,7 @@ def store(data: bytes, tok: Any, same: Callable[[Any], bool]) -> None:
         header = {
             "code": code_version(),
             "file": key,
+            "file_xxh3": xxhash.xxh3_128_hexdigest(data),
             "bytes": len(payload),
             "parts": sizes,  # the pickle, then each buffer it keeps aside
             "xxh3": _checksum(sizes, payload),
@@ -165,7 +169,7 @@ def store(data: bytes, tok: Any, same: Callable[[Any], bool]) -> None:
         log.info("load cache: not cached (%s: %s)", type(exc).__name__, exc)
 
 
-def _decode(blob: bytes, key: str) -> Any:
+def _decode(blob: bytes, key: str, data: bytes) -> Any:
     if not blob.startswith(MAGIC):
         raise ValueError("not an entry of this format")
     end = blob.index(b"\n", len(MAGIC))
@@ -173,7 +177,7 @@ def _decode(blob: bytes, key: str) -> Any:
     payload = memoryview(blob)[end + 1 :]  # not a copy of 20-40 MB
     if header["code"] != code_version():
         raise ValueError("written by another batchtok version")
-    if header["file"] != key:
+    if header["file"] != key or header["file_xxh3"] != xxhash.xxh3_128_hexdigest(data):
         raise ValueError("for another file")
     sizes = header["parts"]
     if header["bytes"] != len(payload) or header["xxh3"] != _checksum(sizes, payload):

@@ -224,11 +224,13 @@ class Tokenizer:
             return cls.from_buffer(f.read())
 
     @classmethod
-    def from_buffer(cls, buffer: bytes) -> Tokenizer:
+    def from_buffer(cls, buffer: bytes, *, sha256: str | None = None) -> Tokenizer:
         """A tokenizer from the bytes of a tokenizer.json (``tokenizers`` has the same call).
-        Large files are loaded from the load cache when it holds them (see load_cache)."""
+        Large files are loaded from the load cache when it holds them (see load_cache);
+        ``sha256``, the buffer's hex sha256 if the caller has computed it, is the cache's key
+        (a wrong one only misses the cache)."""
         data = bytes(buffer)
-        cached = load_cache.fetch(data)
+        cached = load_cache.fetch(data, sha256)
         if isinstance(cached, Tokenizer):
             cached._log_ignored()
             return cached
@@ -241,7 +243,7 @@ class Tokenizer:
         tok = cls.from_str(text)
         if load_cache.would_store(data):
             tok.model.prepare_batches()  # kept with it, built once instead of per process
-            load_cache.store(data, tok, tok._behaves_as)
+            load_cache.store(data, tok, tok._behaves_as, sha256)
         return tok
 
     @classmethod

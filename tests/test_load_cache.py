@@ -378,3 +378,21 @@ def test_an_entry_holds_the_tokenizers_state_inline_and_a_plain_pickle_still_nes
     assert (
         view(pickle.loads(plain), docs) == view(load_cache.fetch(data), docs) == view(fresh, docs)
     )
+
+
+def test_a_caller_s_sha256_is_the_key_and_a_wrong_one_only_misses(cache, monkeypatch):
+    """The runner has the file's sha256 already: the cache does not hash the file again, and
+    a sha256 that is not the file's finds no entry (each records the file's xxh3-128 too)."""
+    data = fixture_path("llama3").read_bytes()
+    other = fixture_path("minilm").read_bytes()
+    key = load_cache.key_of(data)
+    Tokenizer.from_buffer(data, sha256=key)
+    assert entries(cache) == [f"{key}.pickle"]
+    hashed: list[int] = []
+    real = load_cache.key_of
+    monkeypatch.setattr(load_cache, "key_of", lambda b: hashed.append(len(b)) or real(b))
+    assert isinstance(load_cache.fetch(data, key), Tokenizer) and not hashed
+    assert load_cache.fetch(other, key) is None  # another file under this file's key
+    docs = texts()[:20]
+    tok = Tokenizer.from_buffer(other, sha256=key)  # built from its own bytes, not the entry
+    assert view(tok, docs) == view(Tokenizer.from_str(other.decode()), docs)

@@ -99,7 +99,7 @@ class TokenizerFacts:
 _LOADED: dict[tuple[str, str], tuple[Tokenizer, dict | None, dict | None]] = {}
 
 
-def load_tokenizer(job: Job, xxh3: str, data: bytes) -> Tokenizer:
+def load_tokenizer(job: Job, xxh3: str, data: bytes, sha256: str | None = None) -> Tokenizer:
     """The job's tokenizer from ``data``, the file's bytes read once by
     :func:`read_tokenizer` (so the tokenizer is the one its hash names, whatever happens to
     the file meanwhile), as the file configures it (loaded once per process and file content:
@@ -110,7 +110,7 @@ def load_tokenizer(job: Job, xxh3: str, data: bytes) -> Tokenizer:
     try:
         from batchtok import Tokenizer  # the engine, loaded only when a shard needs it
 
-        tok = Tokenizer.from_buffer(data)
+        tok = Tokenizer.from_buffer(data, sha256=sha256)  # the load cache's key, hashed once
     except TokenizerFileError as exc:
         raise JobError(
             [job.problem("tokenizer.path", f"{job.tokenizer_path} is refused: {exc}")],

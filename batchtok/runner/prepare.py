@@ -61,7 +61,10 @@ class Prepared:
     def loaded_tokenizer(self) -> Any:
         """The tokenizer, loaded now if validation did not need it."""
         if self.tokenizer is None:
-            self.tokenizer = load_tokenizer(self.job, self.facts.xxh3, self.tokenizer_bytes)
+            facts = self.facts
+            self.tokenizer = load_tokenizer(
+                self.job, facts.xxh3, self.tokenizer_bytes, facts.sha256
+            )
             if self.job.executor == "local":  # Ray actors load their own from the bytes
                 self.tokenizer_bytes = b""
         return self.tokenizer
@@ -82,7 +85,7 @@ def prepare(job: Job, *, remember: bool) -> Prepared:
     facts = remembered_facts(sdir, xxh3)
     tok = None
     if facts is None:
-        tok = load_tokenizer(job, xxh3, data)
+        tok = load_tokenizer(job, xxh3, data, sha256)
         facts = facts_of(tok, xxh3, sha256)
         if remember:
             remember_facts(sdir, facts)

@@ -86,7 +86,8 @@ class _TaskActor:
         logging.getLogger("batchtok").setLevel(log_level)
         tok = None
         if tokenizer_bytes:
-            tok = load_tokenizer(job, state["facts"].xxh3, tokenizer_bytes)
+            facts = state["facts"]
+            tok = load_tokenizer(job, facts.xxh3, tokenizer_bytes, facts.sha256)
             configure_tokenizer(tok, job, state["facts"])
         prepare_workers(tok, state["facts"], state["settings"], state["lock"])
         self._setup = ref.hex()
