@@ -57,8 +57,10 @@ MIN_BYTES = 256 * 1024
 KEEP = 16
 PROTOCOL = 5
 _OFF = ("0", "off", "false", "no")
-# Bytes this long that a component marks (aside()) are kept beside an entry's pickle
+# Bytes this long that a component marks (aside()) are kept beside an entry's pickle, each
+# at a multiple of ALIGN bytes from the entry's start
 ASIDE_BYTES = 1 << 16
+ALIGN = 64
 _ASIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("batchtok_aside", default=False)
 # Module-level values kept by reference: a component may compare them by identity.
 _PLAIN = (int, float, str, bytes, bool, type(None), types.ModuleType, type)
@@ -106,7 +108,7 @@ def fetch(data: bytes, sha256: str | None = None) -> Any | None:
     key = sha256 or key_of(data)
     path = directory / f"{key}.pickle"
     try:
-        blob = path.read_bytes()
+        blob = _read(path)
     except OSError:
         return None
     try:
@@ -144,7 +146,11 @@ def store(data: bytes, tok: Any, same: Callable[[Any], bool], sha256: str | None
             )
             return
         sizes = [len(payload)] + [memoryview(b).nbytes for b in buffers]
-        payload = b"".join([payload, *(memoryview(b).cast("B") for b in buffers)])
+        parts = [payload]
+        for b in buffers:  # each buffer at a multiple of ALIGN from the payload's start
+            parts.append(bytes(-sum(map(len, parts)) % ALIGN))
+            parts.append(memoryview(b).cast("B"))
+        payload = b"".join(parts)
         header = {
             "code": code_version(),
             "file": key,
@@ -157,7 +163,9 @@ def store(data: bytes, tok: Any, same: Callable[[Any], bool], sha256: str | None
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{key}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(MAGIC + json.dumps(header).encode() + b"\n" + payload)
+                line = MAGIC + json.dumps(header).encode()
+                line += b" " * (-(len(line) + 1) % ALIGN)  # the payload starts aligned too
+                f.write(line + b"\n" + payload)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, directory / f"{key}.pickle")
@@ -169,7 +177,19 @@ def store(data: bytes, tok: Any, same: Callable[[Any], bool], sha256: str | None
         log.info("load cache: not cached (%s: %s)", type(exc).__name__, exc)
 
 
-def _decode(blob: bytes, key: str, data: bytes) -> Any:
+def _read(path: Path) -> bytearray:
+    """The entry's bytes, in a buffer of this process's allocator (aligned to 16 bytes, as
+    every malloc is): the tables read in place are then aligned for numpy (an unaligned array
+    takes numpy's slow copying loops)."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        blob = bytearray(size)
+        if f.readinto(blob) != size:
+            raise OSError(f"{path} changed while it was read")
+    return blob
+
+
+def _decode(blob: bytes | bytearray, key: str, data: bytes) -> Any:
     if not blob.startswith(MAGIC):
         raise ValueError("not an entry of this format")
     end = blob.index(b"\n", len(MAGIC))
@@ -182,13 +202,14 @@ def _decode(blob: bytes, key: str, data: bytes) -> Any:
     sizes = header["parts"]
     if header["bytes"] != len(payload) or header["xxh3"] != _checksum(sizes, payload):
         raise ValueError("damaged (length or checksum differ)")
-    if sum(sizes) != len(payload):
-        raise ValueError("damaged (its parts do not add up)")
     views, at = [], sizes[0]
     for size in sizes[1:]:
+        at += -at % ALIGN
         views.append(payload[at : at + size])  # read in place
         at += size
-    return loads(blob, end + 1, views)
+    if at != len(payload):
+        raise ValueError("damaged (its parts do not add up)")
+    return loads(payload[: sizes[0]], 0, views)
 
 
 def _checksum(sizes: list[int], payload: bytes | memoryview) -> str:
@@ -313,10 +334,9 @@ def _rebuilt(
     return _sre.compile(source, flags, array("I", code).tolist(), groups, groupindex, indexgroup)
 
 
-def loads(payload: bytes, start: int = 0, buffers: Any = None) -> Any:
-    """The object :func:`dumps` pickled into ``payload`` (from offset ``start``: an entry's
-    bytes are read in place, a BytesIO over bytes shares them), with the ``buffers`` it kept
-    aside."""
+def loads(payload: Any, start: int = 0, buffers: Any = None) -> Any:
+    """The object :func:`dumps` pickled into ``payload`` (bytes or a view; from offset
+    ``start``), with the ``buffers`` it kept aside."""
 
     class Unpickler(pickle.Unpickler):
         def persistent_load(self, ref: tuple[str, str]) -> Any:
