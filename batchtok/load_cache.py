@@ -146,10 +146,10 @@ def store(data: bytes, tok: Any, same: Callable[[Any], bool], sha256: str | None
             )
             return
         sizes = [len(payload)] + [memoryview(b).nbytes for b in buffers]
+        starts = _starts(sizes)
         parts = [payload]
-        for b in buffers:  # each buffer at a multiple of ALIGN from the payload's start
-            parts.append(bytes(-sum(map(len, parts)) % ALIGN))
-            parts.append(memoryview(b).cast("B"))
+        for i, b in enumerate(buffers, 1):  # each after the padding up to its start
+            parts += [bytes(starts[i] - starts[i - 1] - sizes[i - 1]), memoryview(b).cast("B")]
         payload = b"".join(parts)
         header = {
             "code": code_version(),
@@ -202,14 +202,22 @@ def _decode(blob: bytes | bytearray, key: str, data: bytes) -> Any:
     sizes = header["parts"]
     if header["bytes"] != len(payload) or header["xxh3"] != _checksum(sizes, payload):
         raise ValueError("damaged (length or checksum differ)")
-    views, at = [], sizes[0]
-    for size in sizes[1:]:
-        at += -at % ALIGN
-        views.append(payload[at : at + size])  # read in place
-        at += size
-    if at != len(payload):
+    starts = _starts(sizes)
+    if starts[-1] + sizes[-1] != len(payload):
         raise ValueError("damaged (its parts do not add up)")
-    return loads(payload[: sizes[0]], 0, views)
+    views = [payload[start : start + size] for start, size in zip(starts[1:], sizes[1:])]
+    return loads(payload[: sizes[0]], views)  # the buffers read in place
+
+
+def _starts(sizes: list[int]) -> list[int]:
+    """Where each part of an entry's payload starts: the pickle at 0, each buffer after it at
+    the next multiple of ALIGN (the payload itself starts at one)."""
+    starts, at = [], 0
+    for size in sizes:
+        starts.append(at)
+        at += size
+        at += -at % ALIGN
+    return starts
 
 
 def _checksum(sizes: list[int], payload: bytes | memoryview) -> str:
@@ -334,15 +342,13 @@ def _rebuilt(
     return _sre.compile(source, flags, array("I", code).tolist(), groups, groupindex, indexgroup)
 
 
-def loads(payload: Any, start: int = 0, buffers: Any = None) -> Any:
-    """The object :func:`dumps` pickled into ``payload`` (bytes or a view; from offset
-    ``start``), with the ``buffers`` it kept aside."""
+def loads(payload: Any, buffers: Any = None) -> Any:
+    """The object :func:`dumps` pickled into ``payload`` (bytes or a view), with the
+    ``buffers`` it kept aside."""
 
     class Unpickler(pickle.Unpickler):
         def persistent_load(self, ref: tuple[str, str]) -> Any:
             module, name = ref
             return getattr(importlib.import_module(module), name)
 
-    stream = io.BytesIO(payload)
-    stream.seek(start)
-    return Unpickler(stream, buffers=buffers).load()
+    return Unpickler(io.BytesIO(payload), buffers=buffers).load()

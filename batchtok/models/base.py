@@ -112,8 +112,7 @@ class Model:
         deferred = {k: _aside(v) for k, v in state.pop("_deferred", {}).items()}
         for deferred_name in self._DEFERRED:
             if deferred_name in state:
-                kept = pickle.dumps(state.pop(deferred_name), protocol=5)
-                deferred[deferred_name] = load_cache.aside(kept)
+                deferred[deferred_name] = _aside(pickle.dumps(state.pop(deferred_name), protocol=5))
         if deferred:
             state["_deferred"] = deferred
         return state

@@ -63,8 +63,6 @@ from .prepare import Prepared, plan_job, prepare
 from .tasks import encode_settings
 from .worker import EncodeSettings, read_batches, texts_and_bad_rows
 
-DEFAULT_SAMPLE = AUDIT_SAMPLE
-DEFAULT_SEED = AUDIT_SEED
 EXTRA = "pip install 'batchtok[audit]'"
 BATCH_ROWS = 2048  # input rows read (and encoded) at a time
 MISMATCHES_KEPT = 100  # listed in the report; the rest are counted
@@ -885,7 +883,7 @@ class JobAudit:
             compare(self.report, audit, self.oracle, row, stream.where(start), got, want, reason)
 
 
-def audit_job(job: Job, sample: int = DEFAULT_SAMPLE, seed: int = DEFAULT_SEED) -> AuditReport:
+def audit_job(job: Job, sample: int = AUDIT_SAMPLE, seed: int = AUDIT_SEED) -> AuditReport:
     """Audit the finished outputs of ``job``: ``sample`` input rows (see :func:`draw_sample`)
     encoded by ``tokenizers`` under the job's options and compared with what was written.
     Raises :class:`OracleMissing` without ``tokenizers``, JobError for an invalid job."""
@@ -959,8 +957,8 @@ def audit_texts(
     tokenizer_path: str,
     paths: Sequence[str],
     column: str = "text",
-    sample: int = DEFAULT_SAMPLE,
-    seed: int = DEFAULT_SEED,
+    sample: int = AUDIT_SAMPLE,
+    seed: int = AUDIT_SEED,
     add_special_tokens: bool = True,
     special_tokens_as_text: bool = False,
 ) -> AuditReport:
