@@ -11,7 +11,9 @@ import logging
 import os
 from array import array
 from collections.abc import Callable, Iterable, Sequence
+from functools import reduce
 from itertools import accumulate, chain, repeat
+from operator import iadd
 
 from . import load_cache
 from .added_vocabulary import AddedVocabulary, read_added_tokens
@@ -453,7 +455,8 @@ class Tokenizer:
         text_token_id = self._text_token_id if exceptions else None
         for at, plan, odd in chunk:
             if text_token_id is None and not odd:
-                out[at] = (list(chain.from_iterable(map(lookup, plan))), [])
+                # each piece's ids extend the list in one C call (not an item at a time)
+                out[at] = (reduce(iadd, map(lookup, plan), []), [])
                 continue
             piece_ids = list(map(lookup, plan))
             ids = list(chain.from_iterable(piece_ids))

@@ -58,7 +58,7 @@ class PairTable:
 
 def merge_words(
     table: PairTable, stride: int, sym: np.ndarray, lengths: np.ndarray
-) -> list[list[int]]:
+) -> list[tuple[int, ...]]:
     """The merged ids of each word: ``sym`` holds the ids of the words' initial symbols one
     word after another, ``lengths`` how many each has (2 to MAX_SYMBOLS)."""
     import numpy as np
@@ -116,5 +116,6 @@ def merge_words(
             packed = table.lookup(sym[lefts] * stride + sym[rights])
             new[lefts] = packed & 0xFFFFFFFF
             key[lefts] = np.where(packed < 0, _NONE, (packed >> 32) << SHIFT | in_word[lefts])
-    merged = split(sym[alive].tolist(), np.add.reduceat(alive, starts).tolist())
+    # tuples, which the piece cache keeps as they are
+    merged = split(tuple(sym[alive].tolist()), np.add.reduceat(alive, starts).tolist())
     return list(map(merged.__getitem__, np.argsort(order).tolist()))

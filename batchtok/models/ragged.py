@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 # numpy is imported by the first batch, not with batchtok (a small call never needs it).
-T = TypeVar("T")
+S = TypeVar("S", list, tuple)
 
 
 def code_points(text: str) -> np.ndarray:
@@ -36,9 +36,10 @@ def starts_of(lengths: np.ndarray) -> np.ndarray:
     return starts
 
 
-def split(flat: list[T], counts: list[int]) -> list[list[T]]:
-    """``flat`` cut into consecutive runs of ``counts[k]`` items, one list per word."""
-    out: list[list[T]] = []
+def split(flat: S, counts: list[int]) -> list[S]:
+    """``flat`` (a list or a tuple) cut into consecutive runs of ``counts[k]`` items, one
+    slice (of its type) per word."""
+    out: list[S] = []
     pos = 0
     for n in counts:
         out.append(flat[pos : pos + n])
