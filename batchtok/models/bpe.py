@@ -217,8 +217,7 @@ class BPE(Model):
         ends = np.cumsum(lengths[order])
         cuts = np.searchsorted(ends, np.arange(_CHUNK_CHARS, int(ends[-1]), _CHUNK_CHARS))
         found: list[Sequence[int] | None] = []
-        at = order.tolist()
-        for chunk in np.split(np.asarray(at), np.unique(cuts[cuts > 0])):
+        for chunk in np.split(order, np.unique(cuts[cuts > 0])):
             found += self._merge_chunk(list(map(batch.__getitem__, chunk.tolist())))
         return list(map(found.__getitem__, np.argsort(order).tolist()))
 
