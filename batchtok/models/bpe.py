@@ -212,34 +212,33 @@ class BPE(Model):
 
         lengths = lengths_of(batch)
         if int(lengths.sum()) <= _CHUNK_CHARS:
-            return self._merge_chunk(batch)
+            return self._merge_chunk(batch, lengths)
         order = np.argsort(-lengths, kind="stable")
         ends = np.cumsum(lengths[order])
         cuts = np.searchsorted(ends, np.arange(_CHUNK_CHARS, int(ends[-1]), _CHUNK_CHARS))
         found: list[Sequence[int] | None] = []
         for chunk in np.split(order, np.unique(cuts[cuts > 0])):
-            found += self._merge_chunk(list(map(batch.__getitem__, chunk.tolist())))
+            found += self._merge_chunk(list(map(batch.__getitem__, chunk.tolist())), lengths[chunk])
         return list(map(found.__getitem__, np.argsort(order).tolist()))
 
-    def _merge_chunk(self, batch: list[str]) -> list[Sequence[int] | None]:
-        """:meth:`_merge_together` of one chunk. A word whose chars are all vocab tokens
-        starts as their ids, read for the whole chunk at once, and so does one with chars
-        that fall back to their bytes when every byte has its token (:func:`_with_bytes`);
-        one with other chars (unknown) starts as :meth:`_symbols`, as :meth:`tokenize`
-        merges it."""
+    def _merge_chunk(self, batch: list[str], lengths: np.ndarray) -> list[Sequence[int] | None]:
+        """:meth:`_merge_together` of one chunk (``lengths``: its words' lengths). A word
+        whose chars are all vocab tokens starts as their ids, read for the whole chunk at
+        once, and so does one with chars that fall back to their bytes when every byte has
+        its token (:func:`_with_bytes`); one with other chars (unknown) starts as
+        :meth:`_symbols`, as :meth:`tokenize` merges it."""
         import numpy as np
 
         table, chars = self._batch_tables()
         points = code_points("".join(batch))
         ids = chars[np.minimum(points, len(chars) - 1)]
-        lengths = lengths_of(batch)
         starts = starts_of(lengths)
         whole = np.minimum.reduceat(ids, starts) >= 0  # every char a token
         out: list[Sequence[int] | None] = [None] * len(batch)
-        if not whole.all() and (byte_ids := self._fallback_ids()) is not None:
+        if not whole.all() and (byte_ids := self.byte_fallback_ids()) is not None:
             # a lone surrogate has no UTF-8 bytes: its word is left to tokenize, which raises
             bytes_ok = np.maximum.reduceat((points >> 11) == 0x1B, starts) == 0
-            ids, lengths = _with_bytes(points, ids, starts, byte_ids)
+            ids, lengths = _with_bytes(points, ids, starts, np.array(byte_ids, dtype=np.int64))
             whole = bytes_ok
         ok = lengths >= 2
         ok &= lengths <= MAX_SYMBOLS
@@ -259,21 +258,12 @@ class BPE(Model):
                 out[k] = found
         return out
 
-    def _fallback_ids(self) -> np.ndarray | None:
+    def byte_fallback_ids(self) -> tuple[int, ...] | None:
         """The ids of the 256 byte-fallback tokens, by byte, when ``byte_fallback`` is on and
         the vocab has all of them (a char that is no token then always becomes its bytes);
         else None."""
-        found = self.__dict__.get("_fallback_byte_ids", False)
-        if found is False:
-            ids = tuple(map(self.vocab.get, self._byte_tokens))
-            usable = self.byte_fallback and None not in ids and not self.prefix and not self.suffix
-            # a tuple, which a pickle keeps without numpy
-            found = self._fallback_byte_ids = ids if usable else None
-        if found is None:
-            return None
-        import numpy as np
-
-        return np.array(found, dtype=np.int64)
+        ids = tuple(map(self.vocab.get, self._byte_tokens))
+        return ids if self.byte_fallback and None not in ids else None
 
     def _symbol_ids(
         self, batch: list[str], which: list[int], out: list[Sequence[int] | None]
@@ -507,6 +497,7 @@ def _with_bytes(
     byte = (point >> (6 * (n - 1 - k))) & 0x3F | 0x80  # a continuation byte
     lead = k == 0
     byte[lead] = np.asarray(_LEAD)[n[lead]] | (point[lead] >> (6 * (n[lead] - 1)))
+    # (a char with its own id has a "byte" too, unused: masked to index byte_ids in range)
     symbols = np.where(missing[of], byte_ids[byte & 0xFF], ids[of])
     return symbols, np.add.reduceat(width, starts)
 

@@ -49,9 +49,7 @@ class BoundarySplitter:
             # through the model one by one: it would look them up (BPE.tokenize cuts words
             # itself, after the lookup)
             return None
-        has_all_bytes = model.byte_fallback and all(
-            t in model.vocab for t in model.byte_token_strings()
-        )
+        has_all_bytes = model.byte_fallback_ids() is not None
         if model.unk_token not in model.vocab and not has_all_bytes:
             # a char the vocab lacks then vanishes from the word, and the chars on its two
             # sides may merge across it: no cut is provably safe
@@ -68,7 +66,7 @@ class BoundarySplitter:
     def __init__(self, model: BPE, mark: str = "\u2581") -> None:
         vocab = model.vocab
         in_longer = set("".join(t for t in vocab if len(t) > 1))
-        has_all_bytes = model.byte_fallback and all(t in vocab for t in model.byte_token_strings())
+        has_all_bytes = model.byte_fallback_ids() is not None
         # Without a ``mark`` token, the mark is a char like any other: every char must fall
         # in one of the classes below, or the pieces would drop it.
         self.mark = mark if mark in vocab else ""

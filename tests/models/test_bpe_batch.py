@@ -170,7 +170,7 @@ def test_words_that_fall_back_to_bytes_merge_together_as_one_by_one(data, file):
         points,
         table[np.minimum(points, len(table) - 1)],
         starts_of(lengths_of(words)),
-        model._fallback_ids(),
+        np.array(model.byte_fallback_ids()),
     )
     expected = [[model.vocab[s] for s in model._symbols(w)] for w in words]
     assert counts.tolist() == list(map(len, expected))
