@@ -33,6 +33,35 @@ from .base import Normalizer, leading_through
 # Grapheme segmentation of `regex` (checked against the oracle's unicode-segmentation crate on
 # every code point by tests/normalizers/test_precompiled.py).
 _GRAPHEME = regex.compile(r"\X", regex.DOTALL)
+# ... with one rule read otherwise: regex applies GB9c (no break between an Indic linker, a
+# virama, and the consonant after it) even where no consonant comes before the linker ("a्ড়",
+# or a linker at the start); UAX #29 and the oracle break there (_cluster_lengths).
+_LINKER = regex.compile(r"\p{InCB=Linker}")
+_AFTER_LINK = regex.compile(r"(?<=[\p{InCB=Extend}\p{InCB=Linker}])\p{InCB=Consonant}")
+_CONJUNCT = regex.compile(
+    r"\p{InCB=Consonant}[\p{InCB=Extend}\p{InCB=Linker}]*\p{InCB=Linker}"
+    r"[\p{InCB=Extend}\p{InCB=Linker}]*\Z"
+)
+
+
+def _cluster_lengths(seg: str) -> list[int]:
+    """The lengths of the oracle's grapheme clusters of ``seg``: regex's, each cut again
+    before a consonant that regex joined to a linker without a consonant before it (no other
+    rule joins a consonant to an InCB=Extend or Linker char before it)."""
+    clusters = _GRAPHEME.findall(seg)
+    if _LINKER.search(seg) is None:
+        return [len(g) for g in clusters]
+    lengths = []
+    for cluster in clusters:
+        start = 0
+        for found in _AFTER_LINK.finditer(cluster, 1):
+            at = found.start()
+            if _CONJUNCT.search(cluster, start, at) is None:
+                lengths.append(at - start)
+                start = at
+        lengths.append(len(cluster) - start)
+    return lengths
+
 
 # Chars x that can be joined to the next char in one grapheme (UAX #29 rules GB3, GB6-GB8,
 # GB9b, GB9c, GB11, GB12/13 look at x) and chars y that can be joined to the previous one (GB9,
@@ -373,7 +402,7 @@ class PrecompiledMap:
             at += len(part)
             if i % 2 == 0 or starts.isdisjoint(original[:-1]):
                 continue
-            lengths = [len(g) for g in _GRAPHEME.findall(part)]
+            lengths = _cluster_lengths(part)
             if len(lengths) == len(part):
                 continue
             out.append(self._per_char(text[plain : at - len(part)]))
@@ -433,7 +462,7 @@ class PrecompiledMap:
             window = text[start : start + size]
             if _STAND_IN_CHARS.search(window) is not None:
                 window = window.translate(STAND_INS)
-            lengths = [len(g) for g in _GRAPHEME.findall(window)]
+            lengths = _cluster_lengths(window)
             if start + size < n:
                 lengths.pop()  # it may go on past the window
             for length in lengths:
