@@ -83,7 +83,14 @@ PROBE_TEXT = (
     "हिन्दी ไทย 🙂👍🏽\n\t  def f(x):\n    return x**2  # 123456789 ▁▁a"
 )
 # Tokenizer attributes a pickle leaves out: closures and caches (see __reduce__).
-_BUILT_ON_UNPICKLING = ("_piece_map", "_split", "_stream", "_cache", "_text_tokens")
+_BUILT_ON_UNPICKLING = (
+    "_piece_map",
+    "_split",
+    "_stream",
+    "_compose",
+    "_cache",
+    "_text_tokens",
+)
 
 
 class _PieceCache(dict):
@@ -197,6 +204,8 @@ class Tokenizer:
             self._split = boundary.after(None if splits_nothing(splitter) else self._split)
             if self._stream is not None:
                 self._stream = boundary.after_stream(self._stream, STREAM_CHARS)
+        # the ids of a part the boundary splitter proved needs no merges, else None
+        self._compose = boundary.compose if boundary is not None and boundary.active else None
         self._cache = _PieceCache(self._tokenize_piece, cache_entries)
         # piece -> its (position, token string) exceptions, for pieces holding _text_token_id
         self._text_tokens: dict[str, tuple[tuple[int, str], ...]] = {}
@@ -335,6 +344,10 @@ class Tokenizer:
         word = self._piece_map(piece) if self._piece_map is not None else piece
         if not word:
             return ()
+        if self._compose is not None:
+            ids = self._compose(word)
+            if ids is not None:
+                return ids
         return tuple(self.model.tokenize(word))
 
     def _fragments(self, text: str) -> list[tuple[str, int | None, bool]]:
@@ -427,6 +440,10 @@ class Tokenizer:
         cache = self._cache
         old = cache.old
         todo = [p for p in wanted if p not in cache and p not in old]
+        if self._compose is not None and todo and self._boundary.worth_composing(todo):
+            # runs of isolated chars need no merges (the boundary splitter's parts)
+            runs, composed, todo = self._boundary.compose_many(todo)
+            cache.put_many(runs, composed)
         if len(todo) >= PREFILL_MIN:
             piece_map = self._piece_map
             if piece_map is None:

@@ -9,18 +9,21 @@ give the same pieces as the list one.
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import batchtok
+from batchtok.models import bpe_boundary
 from batchtok.models.bpe_boundary import BoundarySplitter
 from tests.support.models import assert_ids_and_decode, model_file
 from tests.support.oracle import pair_from_json
 from tests.support.tier import examples
 
 MARK = "\u2581"
-ALPHABET = ["a", "b", "c", MARK, "\u00e9", "\u4e2d"]
+ALPHABET = ["a", "b", "c", MARK, "\u00e9", "\u4e2d", "\U00020000"]
 TEXT_CHARS = ALPHABET + ["x", " ", "\n"]
 
 
@@ -41,14 +44,19 @@ def bpe_model(vocab: dict, merges: list, **fields) -> dict:
 
 
 @st.composite
-def bpe_files(draw) -> str:
+def bpe_files(draw, cut: bool = False) -> str:
     """A BPE tokenizer.json with random base chars (``▁`` among them or not), random merges
-    of what is already in the vocabulary, and random unk / fuse_unk / byte_fallback."""
+    of what is already in the vocabulary, and random unk / fuse_unk / byte_fallback. With
+    ``cut``, only files the boundary splitter may cut (an unk token or all 256 bytes, no
+    ignore_merges)."""
     base = draw(st.lists(st.sampled_from(ALPHABET), min_size=1, unique=True))
     with_unk = draw(st.booleans())
     byte_fallback = draw(st.booleans())
+    all_bytes = byte_fallback and draw(st.booleans())
+    if cut and not with_unk and not all_bytes:
+        byte_fallback = all_bytes = True
     tokens = (["<unk>"] if with_unk else []) + base
-    if byte_fallback and draw(st.booleans()):
+    if all_bytes:
         tokens += [f"<0x{b:02X}>" for b in range(256)]
     merges = []
     for _ in range(draw(st.integers(0, 12))):
@@ -64,7 +72,7 @@ def bpe_files(draw) -> str:
         unk_token="<unk>" if with_unk else None,
         fuse_unk=draw(st.booleans()),
         byte_fallback=byte_fallback,
-        ignore_merges=draw(st.booleans()),
+        ignore_merges=False if cut else draw(st.booleans()),
     )
     return model_file(model)
 
@@ -126,3 +134,112 @@ def test_with_ignore_merges_a_part_that_is_a_token_is_still_merged():
     assert BoundarySplitter.for_model(ours.model) is None
     assert_ids_and_decode((ours, ref), ["aab", "aa", "baab", "aabaa"])
     assert ours.encode_ids("aab", False) == [0, 0, 1]
+
+
+# chars of one to four UTF-8 bytes, none of them in any vocabulary drawn above, so with byte
+# fallback over all 256 bytes they are isolated and fall back to their bytes
+RUN_CHARS = TEXT_CHARS + ["\u00e8", "\u0905", "\u4e8c", "\U0001f642", "\0"]
+RUNS = st.lists(st.sampled_from(RUN_CHARS), min_size=1, max_size=14).map("".join)
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=bpe_files(cut=True), words=st.lists(RUNS, min_size=1, max_size=60))
+def test_a_composed_part_has_the_models_ids(data, words):
+    """compose (a part all of whose chars are isolated: no merge can touch them) gives the
+    model's own ids, and compose_many (numpy, for the runs the splitter makes) gives the same
+    as compose on every string."""
+    model = batchtok.Tokenizer.from_str(data).model
+    splitter = BoundarySplitter.for_model(model)
+    if splitter is None or not splitter.active:
+        return
+    # the parts the splitter makes, and strings it does not make (the chars of several parts
+    # run together)
+    for strings in ([p for w in words for p in splitter.split(w)], words):
+        one = list(map(splitter.compose, strings))
+        assert splitter.compose_many(strings) == composed_and_not(strings, one)
+        for string, ids in zip(strings, one):
+            if ids is not None:
+                assert list(ids) == list(model.tokenize(string)), string
+
+
+@pytest.mark.parametrize(
+    ("parts", "worth"),
+    [
+        (["\u4e2d"] * 10 + [MARK + "ab"] * 90, True),
+        (["\u4e2d"] * 4 + [MARK + "ab"] * 96, False),
+        ([MARK + "a", "ab"] * 5000, False),
+        (["\u4e2d\u0905", "", MARK] * 5000, True),
+        ([""] * 100, False),
+    ],
+)
+def test_composing_is_worth_it_when_runs_are_common(parts, worth):
+    vocab = {"a": 0, "b": 1, "ab": 2, "\u4e2d": 3, MARK: 4, MARK + "a": 5}
+    vocab |= {f"<0x{b:02X}>": 6 + b for b in range(256)}
+    model = batchtok.Tokenizer.from_str(
+        model_file(bpe_model(vocab, [["a", "b"], [MARK, "a"]], byte_fallback=True))
+    ).model
+    assert BoundarySplitter.for_model(model).worth_composing(parts) is worth
+
+
+def composed_and_not(strings: list[str], ids: list) -> tuple[list, list, list]:
+    """compose_many's answer from compose's: (composed strings, their ids, the others)."""
+    return (
+        [s for s, i in zip(strings, ids) if i is not None],
+        [i for i in ids if i is not None],
+        [s for s, i in zip(strings, ids) if i is None],
+    )
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=bpe_files(cut=True),
+    texts=st.lists(st.lists(st.sampled_from(RUN_CHARS), max_size=60).map("".join), max_size=60),
+    numpy_from=st.sampled_from([1, 4, bpe_boundary._COMPOSE_MANY_MIN]),
+    min_share=st.sampled_from([0.0, bpe_boundary._MIN_RUN_SHARE, 1.0]),
+)
+def test_batches_of_runs_match_the_oracle(data, texts, numpy_from, min_share):
+    """encode_batch_ids composes a batch's runs together (compose_many, in numpy from
+    ``numpy_from`` distinct parts: a batch this small rarely has the usual number; when
+    ``min_share`` of the parts may be runs) before the model merges the rest; the oracle
+    encodes the same texts."""
+    ours, ref = pair_from_json(data)
+    try:
+        want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
+    except Exception:  # noqa: BLE001 - the oracle refuses: so must batchtok
+        with pytest.raises(Exception):  # noqa: B017 - whichever error it raises
+            ours.encode_batch_ids(texts, add_special_tokens=False)
+        return
+    with (
+        mock.patch.object(bpe_boundary, "_COMPOSE_MANY_MIN", numpy_from),
+        mock.patch.object(bpe_boundary, "_MIN_RUN_SHARE", min_share),
+    ):
+        assert ours.encode_batch_ids(texts, add_special_tokens=False) == want
+
+
+def test_runs_of_isolated_chars_are_one_part_and_a_surrogate_is_left_to_the_model():
+    vocab = {"a": 0, "b": 1, "ab": 2, "\u4e2d": 3, MARK: 4, MARK + "a": 5}
+    vocab |= {f"<0x{b:02X}>": 6 + b for b in range(256)}
+    merges = [["a", "b"], [MARK, "a"]]
+    model = batchtok.Tokenizer.from_str(
+        model_file(bpe_model(vocab, merges, byte_fallback=True))
+    ).model
+    splitter = BoundarySplitter.for_model(model)
+    word = MARK + "ab\u4e2d\u0905\u4e2d" + MARK + "a"
+    assert splitter.split(word) == [MARK + "ab", "\u4e2d\u0905\u4e2d", MARK + "a"]
+    # 中, then अ as its three bytes E0 A4 85, then 中
+    want = (3, 6 + 0xE0, 6 + 0xA4, 6 + 0x85, 3)
+    assert splitter.compose("\u4e2d\u0905\u4e2d") == want
+    many = splitter.compose_many(["\u4e2d\u0905\u4e2d", MARK + "ab"] * 20)
+    assert many == (["\u4e2d\u0905\u4e2d"] * 20, [want] * 20, [MARK + "ab"] * 20)
+    assert splitter.compose("") is None
+    assert splitter.compose_many(["", "\u4e2d"] * 20) == (["\u4e2d"] * 20, [(3,)] * 20, [""] * 20)
+    lone = "\u4e2d\ud800"
+    assert splitter.compose(lone) is None
+    assert splitter.compose_many([lone] + ["\u4e2d"] * 40) == (["\u4e2d"] * 40, [(3,)] * 40, [lone])
+    # a part holding a NUL (compose_many joins the parts with NULs)
+    assert splitter.compose_many(["\0\u4e2d", "\u4e2d"] * 20)[1] == [(6, 3), (3,)] * 20
+    # a char of each UTF-8 width the vocab lacks, beyond the BMP too
+    chars = "\u00e8\u0905\U0001f642" + chr(0x7F)
+    assert splitter.compose_many([chars] * 40)[1] == [tuple(6 + b for b in chars.encode())] * 40
+    with pytest.raises(Exception):  # noqa: B017 - the model's own error for it
+        model.tokenize(lone)
