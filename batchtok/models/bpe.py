@@ -15,7 +15,7 @@ from ..utils.spec import Spec
 from .base import Model, read_vocab, refuse_shared_ids
 from .bpe_batch import MAX_SYMBOLS, PairTable, merge_words
 from .bpe_boundary import CharCut, PairCut
-from .ragged import code_points, lengths_of, starts_of
+from .ragged import code_points, lengths_of, starts_of, with_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -225,7 +225,7 @@ class BPE(Model):
         """:meth:`_merge_together` of one chunk (``lengths``: its words' lengths). A word
         whose chars are all vocab tokens starts as their ids, read for the whole chunk at
         once, and so does one with chars that fall back to their bytes when every byte has
-        its token (:func:`_with_bytes`); one with other chars (unknown) starts as
+        its token (:func:`.ragged.with_bytes`); one with other chars (unknown) starts as
         :meth:`_symbols`, as :meth:`tokenize` merges it."""
         import numpy as np
 
@@ -238,7 +238,7 @@ class BPE(Model):
         if not whole.all() and (byte_ids := self.byte_fallback_ids()) is not None:
             # a lone surrogate has no UTF-8 bytes: its word is left to tokenize, which raises
             bytes_ok = np.maximum.reduceat((points >> 11) == 0x1B, starts) == 0
-            ids, lengths = _with_bytes(points, ids, starts, np.array(byte_ids, dtype=np.int64))
+            ids, lengths = with_bytes(points, ids, starts, np.array(byte_ids, dtype=np.int64))
             whole = bytes_ok
         ok = lengths >= 2
         ok &= lengths <= MAX_SYMBOLS
@@ -470,36 +470,6 @@ class BPE(Model):
                 "dropout makes encoding random; batchtok only reproduces deterministic files",
             )
         return model
-
-
-# the first byte of a char's UTF-8 by its length in bytes (1 to 4)
-_LEAD = (0, 0, 0xC0, 0xE0, 0xF0)
-
-
-def _with_bytes(
-    points: np.ndarray, ids: np.ndarray, starts: np.ndarray, byte_ids: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """The initial symbols of words of code ``points`` (one word after another, each from
-    ``starts``) whose chars have the vocab ``ids`` (-1: none): a char's id, or the ids
-    (``byte_ids``) of the bytes of its UTF-8 where it has none; and each word's count of
-    symbols. The words' code points are not surrogates."""
-    import numpy as np
-
-    missing = ids < 0
-    width = np.where(
-        missing, 1 + (points >= 0x80) + (points >= 0x800) + (points >= 0x10000), 1
-    ).astype(np.int64)
-    of = np.repeat(np.arange(len(points)), width)  # the char each symbol comes from
-    char_starts = starts_of(width)
-    k = np.arange(len(of)) - char_starts[of]  # the symbol's place in its char's bytes
-    n = width[of]
-    point = points[of].astype(np.int64)
-    byte = (point >> (6 * (n - 1 - k))) & 0x3F | 0x80  # a continuation byte
-    lead = k == 0
-    byte[lead] = np.asarray(_LEAD)[n[lead]] | (point[lead] >> (6 * (n[lead] - 1)))
-    # (a char with its own id has a "byte" too, unused: masked to index byte_ids in range)
-    symbols = np.where(missing[of], byte_ids[byte & 0xFF], ids[of])
-    return symbols, np.add.reduceat(width, starts)
 
 
 def _char_id_table(vocab: dict[str, int]):  # noqa: ANN201 - a numpy array

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from .bpe import BPE
 
 
-# compose_many's markers for a char without an id of its own: in a longer token, or its bytes'
-_IN_LONGER, _BYTES = -1, -2
+# compose_many's markers for a char without an id of its own: its bytes' ids (ragged.with_bytes
+# expands -1), or none at all (in a longer token, or a lone surrogate: not composable)
+_BYTES, _IN_LONGER = -1, -2
 # fewer parts than this are composed one by one (numpy's calls cost more)
 _COMPOSE_MANY_MIN = 32
 # worth_composing reads about _SAMPLE parts and wants at least _MIN_RUN_SHARE of them to start
@@ -34,8 +35,6 @@ _COMPOSE_MANY_MIN = 32
 _SAMPLE = 1024
 _MIN_RUN_SHARE = 0.05
 _U32 = next(code for code in "IL" if array(code).itemsize == 4)  # an array of uint32
-# UTF-8's lead byte marker for a char of 1 to 4 bytes (index: the width)
-_UTF8_LEAD = (0, 0, 0xC0, 0xE0, 0xF0)
 
 
 class BoundarySplitter:
@@ -84,8 +83,8 @@ class BoundarySplitter:
         in_longer = set("".join(t for t in vocab if len(t) > 1))
         byte_ids = model.byte_fallback_ids()
         has_all_bytes = byte_ids is not None
-        self._in_longer = frozenset(in_longer)
-        self._no_run_start = self._in_longer | {""}  # the first chars of parts that are no run
+        # (with "", the first char ``part[:1]`` of an empty part, which is no run either)
+        self._in_longer = frozenset(in_longer) | {""}
         singles = {t: i for t, i in vocab.items() if len(t) == 1}
         self._char_ids = _CharIds(
             {c: (i,) for c, i in singles.items() if c not in in_longer}, byte_ids
@@ -149,7 +148,7 @@ class BoundarySplitter:
         step = max(1, len(parts) // _SAMPLE)
         firsts = map(itemgetter(slice(1)), islice(parts, 0, None, step))
         sample = -(-len(parts) // step)
-        runs = sample - sum(map(self._no_run_start.__contains__, firsts))
+        runs = sample - sum(map(self._in_longer.__contains__, firsts))
         return runs >= sample * _MIN_RUN_SHARE
 
     def compose_many(self, parts: list[str]) -> tuple[list[str], list[tuple[int, ...]], list[str]]:
@@ -157,23 +156,20 @@ class BoundarySplitter:
         ids, the other parts), the parts in their order."""
         import numpy as np
 
-        from .ragged import lengths_of, starts_of
+        from .ragged import code_points, lengths_of, starts_of, with_bytes
 
         if len(parts) < _COMPOSE_MANY_MIN:
             return self._compose_each(parts)
         # the parts joined by NULs, which mark where each one starts (counting the lengths
         # one by one costs more), unless a part holds a NUL
-        try:
-            points = np.frombuffer("\0".join(parts).encode("utf-32-le"), np.uint32)
-        except UnicodeEncodeError:  # a lone surrogate: each part on its own
-            return self._compose_each(parts)
+        points = code_points("\0".join(parts))
         ends = np.flatnonzero(points == 0)
         if len(ends) == len(parts) - 1:
             lengths = np.diff(ends, prepend=-1, append=len(points)) - 1
             points = np.delete(points, ends)
         else:
             lengths = lengths_of(parts)
-            points = np.frombuffer("".join(parts).encode("utf-32-le"), np.uint32)
+            points = code_points("".join(parts))
         if not lengths.all():
             return self._compose_each(parts)
         status = self._status(points)
@@ -186,8 +182,7 @@ class BoundarySplitter:
         if self._byte_ids is None:
             flat, counts = status, np.add.reduceat(np.ones(len(status), np.int64), starts)
         else:
-            flat, per_char = self._with_bytes(status, points)
-            counts = np.add.reduceat(per_char, starts)
+            flat, counts = with_bytes(points, status, starts, np.array(self._byte_ids, np.int64))
         ends = np.cumsum(counts).tolist()
         ids = flat.tolist()
         composed = list(map(tuple, map(ids.__getitem__, map(slice, [0] + ends[:-1], ends))))
@@ -208,8 +203,9 @@ class BoundarySplitter:
         )
 
     def _status(self, points: np.ndarray) -> np.ndarray:
-        """Each code point's id, or _IN_LONGER (no id of its own, or in a longer token), or
-        _BYTES (in no token: its bytes' ids)."""
+        """Each code point's id, or _IN_LONGER (no id of its own, in a longer token, or a
+        lone surrogate, which has no UTF-8 bytes: the model raises for it), or _BYTES (in no
+        token: its bytes' ids)."""
         import numpy as np
 
         keys = np.frombuffer(self._keys, np.uint32)
@@ -218,6 +214,7 @@ class BoundarySplitter:
         bmp = np.full(0x10000, missing, np.int64)
         in_bmp = keys < 0x10000
         bmp[keys[in_bmp]] = values[in_bmp]
+        bmp[0xD800:0xE000] = _IN_LONGER
         beyond = points > 0xFFFF
         if not beyond.any():
             return bmp[points]
@@ -230,28 +227,6 @@ class BoundarySplitter:
         else:
             status[beyond] = missing
         return status
-
-    def _with_bytes(self, status: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The ids of chars of ``status`` (see :meth:`_status`; none _IN_LONGER) end to end,
-        a char in no token as the ids of its UTF-8 bytes, and the number of ids of each char."""
-        import numpy as np
-
-        as_bytes = status == _BYTES
-        widths = (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000) + 1
-        per_char = np.where(as_bytes, widths, 1)
-        starts = np.cumsum(per_char) - per_char
-        flat = np.empty(int(per_char.sum()), np.int64)
-        flat[starts[~as_bytes]] = status[~as_bytes]
-        if as_bytes.any():
-            byte_ids = np.array(self._byte_ids, np.int64)
-            cps, width, at = points[as_bytes].astype(np.int64), widths[as_bytes], starts[as_bytes]
-            # UTF-8: a lead byte (its width's marker over the top bits), then 6 bits a byte
-            flat[at] = byte_ids[(cps >> (6 * (width - 1))) | np.array(_UTF8_LEAD)[width]]
-            for k in (1, 2, 3):
-                more = width > k
-                shift = 6 * (width[more] - 1 - k)
-                flat[at[more] + k] = byte_ids[0x80 | ((cps[more] >> shift) & 0x3F)]
-        return flat, per_char
 
     def iter_split(self, word: str) -> Iterator[str]:
         """:meth:`split` one piece at a time, for a word too long to hold all its pieces."""

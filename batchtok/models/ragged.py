@@ -36,6 +36,36 @@ def starts_of(lengths: np.ndarray) -> np.ndarray:
     return starts
 
 
+# the first byte of a char's UTF-8 by its length in bytes (1 to 4)
+_LEAD = (0, 0, 0xC0, 0xE0, 0xF0)
+
+
+def with_bytes(
+    points: np.ndarray, ids: np.ndarray, starts: np.ndarray, byte_ids: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The initial symbols of words of code ``points`` (one word after another, each from
+    ``starts``) whose chars have the vocab ``ids`` (-1: none): a char's id, or the ids
+    (``byte_ids``) of the bytes of its UTF-8 where it has none; and each word's count of
+    symbols. The words' code points are not surrogates."""
+    import numpy as np
+
+    missing = ids < 0
+    width = np.where(
+        missing, 1 + (points >= 0x80) + (points >= 0x800) + (points >= 0x10000), 1
+    ).astype(np.int64)
+    of = np.repeat(np.arange(len(points)), width)  # the char each symbol comes from
+    char_starts = starts_of(width)
+    k = np.arange(len(of)) - char_starts[of]  # the symbol's place in its char's bytes
+    n = width[of]
+    point = points[of].astype(np.int64)
+    byte = (point >> (6 * (n - 1 - k))) & 0x3F | 0x80  # a continuation byte
+    lead = k == 0
+    byte[lead] = np.asarray(_LEAD)[n[lead]] | (point[lead] >> (6 * (n[lead] - 1)))
+    # (a char with its own id has a "byte" too, unused: masked to index byte_ids in range)
+    symbols = np.where(missing[of], byte_ids[byte & 0xFF], ids[of])
+    return symbols, np.add.reduceat(width, starts)
+
+
 def split(flat: S, counts: list[int]) -> list[S]:
     """``flat`` (a list or a tuple) cut into consecutive runs of ``counts[k]`` items, one
     slice (of its type) per word."""

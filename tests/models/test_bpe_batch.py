@@ -158,15 +158,14 @@ def test_words_that_fall_back_to_bytes_merge_together_as_one_by_one(data, file):
     UTF-8); the same initial symbols as ``_symbols`` and the same merges as ``tokenize``."""
     import numpy as np
 
-    from batchtok.models.bpe import _with_bytes
-    from batchtok.models.ragged import code_points, lengths_of, starts_of
+    from batchtok.models.ragged import code_points, lengths_of, starts_of, with_bytes
 
     text, chars = file
     model = batchtok.Tokenizer.from_str(text).model
     words = data.draw(st.lists(st.text(st.sampled_from(chars), min_size=1), min_size=1))
     _, table = model._batch_tables()
     points = code_points("".join(words))
-    symbols, counts = _with_bytes(
+    symbols, counts = with_bytes(
         points,
         table[np.minimum(points, len(table) - 1)],
         starts_of(lengths_of(words)),
