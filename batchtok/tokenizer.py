@@ -12,7 +12,7 @@ import os
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from functools import reduce
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, chain, filterfalse, repeat
 from operator import iadd
 
 from . import load_cache
@@ -87,6 +87,7 @@ _BUILT_ON_UNPICKLING = (
     "_piece_map",
     "_split",
     "_stream",
+    "_split_many",
     "_compose",
     "_cache",
     "_text_tokens",
@@ -200,8 +201,14 @@ class Tokenizer:
         self._split = compile_splitter(splitter)
         self._stream = compile_streaming_splitter(splitter)
         boundary = self._boundary
+        # the split of many fragments at once (the boundary splitter's own, when it sees whole
+        # fragments), else None
+        self._split_many = None
         if boundary is not None and boundary.active:
-            self._split = boundary.after(None if splits_nothing(splitter) else self._split)
+            whole = splits_nothing(splitter)
+            self._split = boundary.after(None if whole else self._split)
+            if whole:
+                self._split_many = boundary.split_many
             if self._stream is not None:
                 self._stream = boundary.after_stream(self._stream, STREAM_CHARS)
         # the ids of a part the boundary splitter proved needs no merges, else None
@@ -393,11 +400,13 @@ class Tokenizer:
         left to the one-at-a-time path (not a str, too long, or an error of a component,
         which that path raises in the order of the texts)."""
         split = self._split
+        split_many = self._split_many
         vocab_r = self.model.vocab_r if exceptions else {}
         out: list[tuple[list, list] | None] = []
         # (index in out, the text's plan: its pieces in order with each added token as its id,
         # an int, which no piece is; (index in the plan, text) of the added tokens whose
-        # string is not their vocab string, when exceptions are wanted)
+        # string is not their vocab string, when exceptions are wanted). With split_many, the
+        # plan holds whole fragments until the chunk is split (_split_plans).
         chunk: list[tuple[int, list, list]] = []
         wanted: set[str] = set()
         chars = 0
@@ -410,6 +419,9 @@ class Tokenizer:
             try:
                 for fragment, token_id, at_start in self._fragments(text):
                     if token_id is None:
+                        if split_many is not None:
+                            plan.append(fragment)
+                            continue
                         pieces = split(fragment, at_start)
                         if type(pieces) is not list:
                             pieces = list(pieces)
@@ -425,10 +437,35 @@ class Tokenizer:
             chunk.append((len(out) - 1, plan, odd))
             chars += len(text)
             if chars >= PREFILL_CHARS:
+                if split_many is not None:
+                    wanted = self._split_plans(chunk)
                 self._assemble(chunk, wanted, exceptions, out)
                 chunk, wanted, chars = [], set(), 0
+        if split_many is not None:
+            wanted = self._split_plans(chunk)
         self._assemble(chunk, wanted, exceptions, out)
         return out
+
+    def _split_plans(self, chunk: list[tuple[int, list, list]]) -> set[str]:
+        """Replace each fragment in the plans of ``chunk`` by its pieces, all the chunk's
+        fragments split at once (``_split_many``); the set of the pieces."""
+        fragments = [item for _, plan, _ in chunk for item in plan if type(item) is str]
+        split = self._split_many(fragments)
+        each = iter(split)
+        for k, (at, plan, odd) in enumerate(chunk):
+            if len(plan) == 1 and type(plan[0]) is str:  # a text without added tokens
+                chunk[k] = (at, next(each), odd)
+                continue
+            pieces: list = []
+            moved = {}  # an added token's index in the plan -> in the pieces
+            for i, item in enumerate(plan):
+                if type(item) is str:
+                    pieces += next(each)
+                else:
+                    moved[i] = len(pieces)
+                    pieces.append(item)
+            chunk[k] = (at, pieces, [(moved[i], string) for i, string in odd])
+        return set(chain.from_iterable(split))
 
     def _assemble(
         self,
@@ -439,7 +476,9 @@ class Tokenizer:
     ) -> None:
         cache = self._cache
         old = cache.old
-        todo = [p for p in wanted if p not in cache and p not in old]
+        todo = list(filterfalse(cache.__contains__, wanted))
+        if old:
+            todo = list(filterfalse(old.__contains__, todo))
         if self._compose is not None and todo and self._boundary.worth_composing(todo):
             # runs of isolated chars need no merges (the boundary splitter's parts)
             runs, composed, todo = self._boundary.compose_many(todo)

@@ -35,6 +35,10 @@ _COMPOSE_MANY_MIN = 32
 _SAMPLE = 1024
 _MIN_RUN_SHARE = 0.05
 _U32 = next(code for code in "IL" if array(code).itemsize == 4)  # an array of uint32
+# split_many's kinds of chars, one for each alternative of the parts (and the NUL that joins
+# the words); fewer words than _SPLIT_MANY_MIN are split one by one
+_ISOLATED, _JOINED, _MARK, _SEPARATOR = 0, 1, 2, 3
+_SPLIT_MANY_MIN = 16
 
 
 class BoundarySplitter:
@@ -126,6 +130,18 @@ class BoundarySplitter:
             if crossing and self.mark
             else None
         )
+        # split_many reads each char's kind: one of mark, joined, isolated, unless the mark
+        # is also isolated (no longer token holds it; the parts then depend on the order of
+        # the alternatives) or crossing tokens keep some cuts whole
+        self._kinds_apart = self._crossing is None and not (
+            has_all_bytes and self.mark and self.mark not in in_longer
+        )
+
+    def __getstate__(self) -> dict:
+        """A pickle leaves out split_many's table of kinds (numpy; built on first use)."""
+        state = dict(self.__dict__)
+        state.pop("_kind_table", None)
+        return state
 
     def compose(self, part: str) -> tuple[int, ...] | None:
         """The ids of ``part`` when all its chars are isolated (a run :meth:`split` makes):
@@ -295,6 +311,70 @@ class BoundarySplitter:
                 yield out
 
         return run
+
+    def split_many(self, words: list[str]) -> list[list[str]]:
+        """``[self.split(w) for w in words]``, the cuts found in numpy for all the words at
+        once: with the mark, the joined and the isolated chars apart (see ``_parts``), a part
+        ends before a mark that follows another char, and between an isolated char and a
+        char that is not. The words are joined by NULs, the cuts become more NULs, and one
+        ``str.split`` makes every part."""
+        import numpy as np
+
+        from .ragged import code_points
+
+        if not self._kinds_apart or len(words) < _SPLIT_MANY_MIN:
+            return list(map(self.split, words))
+        text = "\0".join(words)
+        if text.count("\0") != len(words) - 1:  # a word holds a NUL
+            return list(map(self.split, words))
+        points = code_points(text)
+        kinds = self._kinds(points)
+        before, after = kinds[:-1], kinds[1:]
+        cut = (after == _MARK) & (before != _MARK)
+        cut |= (after == _ISOLATED) != (before == _ISOLATED)
+        cut &= before != _SEPARATOR
+        cut &= after != _SEPARATOR
+        at = np.flatnonzero(cut) + 1
+        parts = np.insert(points, at, 0).tobytes().decode("utf-32-le", "surrogatepass").split("\0")
+        ends = np.append(np.flatnonzero(kinds == _SEPARATOR), len(points))
+        # each word's parts: one more than its cuts (an empty word: one empty part)
+        last = np.cumsum(np.diff(np.searchsorted(at, ends), prepend=0) + 1)
+        first = np.append(0, last[:-1])
+        out = list(map(parts.__getitem__, map(slice, first.tolist(), last.tolist())))
+        lengths = np.diff(ends, prepend=-1) - 1
+        for empty in np.flatnonzero(lengths == 0).tolist():
+            out[empty] = []
+        return out
+
+    def _kinds(self, points: np.ndarray) -> np.ndarray:
+        """split_many's kind of each code point (int8)."""
+        import numpy as np
+
+        keys = np.frombuffer(self._keys, np.uint32)
+        values = np.frombuffer(self._values, np.int64)
+        # the chars keyed apart: with byte fallback over all bytes, the chars of longer tokens
+        # (the others are isolated); else the one-char tokens in no longer token
+        if self._byte_ids is not None:
+            keyed, keyed_kind, other_kind = values == _IN_LONGER, _JOINED, _ISOLATED
+        else:
+            keyed, keyed_kind, other_kind = values >= 0, _ISOLATED, _JOINED
+        table = self.__dict__.get("_kind_table")
+        if table is None:
+            table = np.full(0x10000, other_kind, np.int8)
+            table[keys[keyed & (keys < 0x10000)]] = keyed_kind
+            if self.mark:
+                table[ord(self.mark)] = _MARK
+            table[0] = _SEPARATOR
+            self._kind_table = table
+        kinds = table.take(points, mode="clip")  # (past U+FFFF: set below)
+        beyond = points > 0xFFFF
+        if beyond.any():
+            far = points[beyond]
+            keys = keys[keyed]
+            at = np.minimum(np.searchsorted(keys, far), max(len(keys) - 1, 0))
+            hit = keys[at] == far if len(keys) else np.zeros(len(far), bool)
+            kinds[beyond] = np.where(hit, keyed_kind, other_kind)
+        return kinds
 
     def split(self, word: str) -> list[str]:
         pieces = self._parts.findall(word)

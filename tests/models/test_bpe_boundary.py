@@ -9,6 +9,8 @@ give the same pieces as the list one.
 
 from __future__ import annotations
 
+import itertools
+import json
 from unittest import mock
 
 import pytest
@@ -19,7 +21,7 @@ import batchtok
 from batchtok.models import bpe_boundary
 from batchtok.models.bpe_boundary import BoundarySplitter
 from tests.support.models import assert_ids_and_decode, model_file
-from tests.support.oracle import pair_from_json
+from tests.support.oracle import added_token, pair_from_json
 from tests.support.tier import examples
 
 MARK = "\u2581"
@@ -100,6 +102,46 @@ def test_the_streaming_cut_gives_the_list_cut(data, word):
     pieces = splitter.split(word)
     assert "".join(pieces) == word  # no char dropped
     assert list(splitter.iter_split(word)) == pieces
+
+
+SPLIT_CHARS = TEXT_CHARS + ["\u0905", "\U0001f642", "\0", "\ud800"]
+SPLIT_WORD = st.lists(st.sampled_from(SPLIT_CHARS), max_size=16).map("".join)
+SPLIT_WORDS = st.lists(SPLIT_WORD, max_size=40)
+
+
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=bpe_files(), words=SPLIT_WORDS, numpy_from=st.sampled_from([0, 1, 16]))
+def test_splitting_many_words_at_once_gives_each_words_cut(data, words, numpy_from):
+    """split_many (the kinds of chars read in numpy for all the words, the cuts made with one
+    str.split) gives split's parts for each word: empty words, NULs (which join the words),
+    a lone surrogate, chars past U+FFFF, with and without the mark in a longer token."""
+    model = batchtok.Tokenizer.from_str(data).model
+    splitter = BoundarySplitter.for_model(model)
+    if splitter is None or not splitter.active:
+        return
+    with mock.patch.object(bpe_boundary, "_SPLIT_MANY_MIN", numpy_from):
+        assert splitter.split_many(words) == [splitter.split(w) for w in words]
+
+
+@pytest.mark.parametrize("all_bytes", [False, True])
+def test_splitting_many_words_at_once_cuts_every_pair_of_kinds_as_split_does(all_bytes):
+    """Every word of up to three chars over a mark in a longer token, a char of longer tokens,
+    a lone token and a char the vocab lacks (isolated with all 256 bytes, else unknown)."""
+    vocab = {"<unk>": 0, "a": 1, "b": 2, "ab": 3, MARK: 4, MARK + "a": 5, "\u4e2d": 6}
+    if all_bytes:
+        vocab |= {f"<0x{b:02X}>": 7 + b for b in range(256)}
+    model = bpe_model(vocab, [["a", "b"], [MARK, "a"]], unk_token="<unk>", byte_fallback=all_bytes)
+    splitter = BoundarySplitter.for_model(batchtok.Tokenizer.from_str(model_file(model)).model)
+    chars = [MARK, "a", "\u4e2d", "\u00e9"]
+    words = [""] + ["".join(w) for n in (1, 2, 3) for w in itertools.product(chars, repeat=n)]
+    assert splitter.split_many(words) == [splitter.split(w) for w in words]
+    # é: isolated with all bytes, else an unknown char that a neighbour could join (the
+    # byte tokens' names hold "x")
+    assert splitter.split_many(["\u00e9" + MARK + "ab\u4e2d" + MARK + "\u00e9a"] * 16)[0] == (
+        ["\u00e9", MARK + "ab", "\u4e2d", MARK, "\u00e9", "a"]
+        if all_bytes
+        else ["\u00e9", MARK + "ab", "\u4e2d", MARK + "\u00e9a"]
+    )
 
 
 @pytest.mark.parametrize("text", ["a" + MARK, MARK + "a", "a" + MARK * 2 + "b", MARK, "ab" + MARK])
@@ -196,9 +238,11 @@ def composed_and_not(strings: list[str], ids: list) -> tuple[list, list, list]:
     texts=st.lists(st.lists(st.sampled_from(RUN_CHARS), max_size=60).map("".join), max_size=60),
     numpy_from=st.sampled_from([1, 4, bpe_boundary._COMPOSE_MANY_MIN]),
     min_share=st.sampled_from([0.0, bpe_boundary._MIN_RUN_SHARE, 1.0]),
+    split_from=st.sampled_from([1, bpe_boundary._SPLIT_MANY_MIN]),
 )
-def test_batches_of_runs_match_the_oracle(data, texts, numpy_from, min_share):
-    """encode_batch_ids composes a batch's runs together (compose_many, in numpy from
+def test_batches_of_runs_match_the_oracle(data, texts, numpy_from, min_share, split_from):
+    """encode_batch_ids splits a batch's texts together (split_many, in numpy from
+    ``split_from`` fragments), composes its runs together (compose_many, in numpy from
     ``numpy_from`` distinct parts: a batch this small rarely has the usual number; when
     ``min_share`` of the parts may be runs) before the model merges the rest; the oracle
     encodes the same texts."""
@@ -212,6 +256,7 @@ def test_batches_of_runs_match_the_oracle(data, texts, numpy_from, min_share):
     with (
         mock.patch.object(bpe_boundary, "_COMPOSE_MANY_MIN", numpy_from),
         mock.patch.object(bpe_boundary, "_MIN_RUN_SHARE", min_share),
+        mock.patch.object(bpe_boundary, "_SPLIT_MANY_MIN", split_from),
     ):
         assert ours.encode_batch_ids(texts, add_special_tokens=False) == want
 
@@ -243,3 +288,36 @@ def test_runs_of_isolated_chars_are_one_part_and_a_surrogate_is_left_to_the_mode
     assert splitter.compose_many([chars] * 40)[1] == [tuple(6 + b for b in chars.encode())] * 40
     with pytest.raises(Exception):  # noqa: B017 - the model's own error for it
         model.tokenize(lone)
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=bpe_files(cut=True),
+    texts=st.lists(
+        st.lists(st.sampled_from(RUN_CHARS + ["<s>", " zz ", "zz"]), max_size=30).map("".join),
+        max_size=30,
+    ),
+)
+def test_texts_split_together_around_added_tokens_match_the_oracle(data, texts):
+    """With added tokens in the texts (a special one, and one with lstrip/rstrip whose matched
+    text is not its vocab string), the fragments split together (split_many) go back to their
+    places among the tokens: ids and token strings as the oracle's."""
+    spec = json.loads(data)
+    size = len(spec["model"]["vocab"])
+    spec["added_tokens"] = [
+        added_token("<s>", special=True, normalized=False, file_id=size),
+        added_token(
+            "zz", special=False, normalized=True, lstrip=True, rstrip=True, file_id=size + 1
+        ),
+    ]
+    ours, ref = pair_from_json(json.dumps(spec, ensure_ascii=False))
+    try:
+        want = ref.encode_batch(texts, add_special_tokens=False)
+    except Exception:  # noqa: BLE001 - the oracle refuses: so must batchtok
+        with pytest.raises(Exception):  # noqa: B017 - whichever error it raises
+            ours.encode_batch(texts, add_special_tokens=False)
+        return
+    with mock.patch.object(bpe_boundary, "_SPLIT_MANY_MIN", 1):
+        got = ours.encode_batch(texts, add_special_tokens=False)
+        assert ours.encode_batch_ids(texts, add_special_tokens=False) == [e.ids for e in want]
+    assert [(e.ids, e.tokens) for e in got] == [(e.ids, e.tokens) for e in want]
