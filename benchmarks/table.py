@@ -17,6 +17,10 @@ For each file x corpus x size ("cell"), each round (``--repeats``, median report
 * tiktoken ``encode_ordinary_batch(docs, num_threads=1)`` with an Encoding built from the
   file (byte-level BPE only; see benchmarks/bench.py), built once per file.
 
+With ``--paired`` each batchtok step and its peer's run at the same moment, one per core (the
+peer's in a forked child; the cores swap each round): on a machine whose speed drifts from
+second to second, both sides of a ratio then see the same spell.
+
 Ratios are peer time / batchtok time (above 1: batchtok is faster): ``ids`` against the
 faster of ``encode_batch`` and ``encode_batch_fast`` (named), ``full`` against
 ``encode_batch``, from median wall and median process CPU seconds. Load times are medians of
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import multiprocessing
 import os
 import platform
 import statistics
@@ -78,6 +83,7 @@ LARGE_MB = 10  # sizes from here on use --repeats-large, --large-files and --lar
 LARGE_FILES = ("llama3", "gemma3")
 LARGE_CORPORA = ("english", "heldout-code")
 ENGINES = ("ids", "full", "encode_batch", "encode_batch_fast", "tiktoken")
+PAIR_TIMEOUT_S = 1800  # a paired step that waits longer for the other side fails the cell
 
 #: Rough cold single-thread MB/s and per-round load seconds (two batchtok loads and one
 #: `tokenizers` load), guessed for a quiet 2-core machine, for the time plan only.
@@ -124,53 +130,133 @@ def clear_oracle_cache(hf: tokenizers.Tokenizer) -> None:
         clear()
 
 
-def run_cell(name: str, docs: list[str], repeats: int, tt_cache: dict) -> dict[str, Any]:
+def _batchtok_round(path: Any, docs: list[str], first: bool, step: Callable[[], Any]) -> dict:
+    """batchtok's side of a round: a fresh Tokenizer for ``encode_batch_ids``, another for
+    ``encode_batch``; ``step()`` before each of its four steps (paired: the peer's beside)."""
+    out: dict[str, Any] = {"loads": []}
+    step()
+    tok, t = timed(Tokenizer.from_file, path)
+    out["loads"].append(t.wall)
+    step()
+    ids, out["ids"] = timed(tok.encode_batch_ids, docs, add_special_tokens=False)
+    del tok
+    step()
+    tok, t = timed(Tokenizer.from_file, path)
+    out["loads"].append(t.wall)
+    step()
+    encs, out["full"] = timed(tok.encode_batch, docs, add_special_tokens=False)
+    if first:
+        out["ids_out"], out["full_ids"] = ids, [e.ids for e in encs]
+    return out
+
+
+def _peer_round(path: Any, docs: list[str], first: bool, step: Callable[[], Any]) -> dict:
+    """`tokenizers`' side of a round, step for step beside batchtok's: a fresh Tokenizer
+    (beside batchtok's load), ``encode_batch_fast`` (beside ``encode_batch_ids``), its model
+    cache cleared, ``encode_batch`` (beside batchtok's ``encode_batch``)."""
+    out: dict[str, Any] = {}
+    step()
+    hf, t = timed(tokenizers.Tokenizer.from_file, str(path))
+    out["load"] = t.wall
+    step()
+    fast, out["encode_batch_fast"] = timed(hf.encode_batch_fast, docs, add_special_tokens=False)
+    fast_ids = [e.ids for e in fast] if first else None
+    del fast
+    step()
+    clear_oracle_cache(hf)
+    step()
+    encs, out["encode_batch"] = timed(hf.encode_batch, docs, add_special_tokens=False)
+    if first:
+        out["want"] = [e.ids for e in encs]
+        out["fast_equals_batch"] = fast_ids == out["want"]
+    return out
+
+
+def _paired_round(path: Any, docs: list[str], first: bool, cores: tuple[int, int]) -> tuple:
+    """Both sides of a round at the same moment: the peer's in a forked child pinned to
+    ``cores[1]``, batchtok's here pinned to ``cores[0]``, each step started together (a
+    barrier), so that a slow spell of the machine falls on both."""
+    ctx = multiprocessing.get_context("fork")
+    barrier = ctx.Barrier(2)
+    receive, send = ctx.Pipe(duplex=False)
+
+    def child() -> None:
+        os.sched_setaffinity(0, {cores[1]})
+        try:
+            send.send(_peer_round(path, docs, first, lambda: barrier.wait(PAIR_TIMEOUT_S)))
+        except BaseException as exc:
+            barrier.abort()
+            send.send({"error": f"{type(exc).__name__}: {exc}"})
+        finally:
+            os._exit(0)
+
+    allowed = os.sched_getaffinity(0)
+    process = ctx.Process(target=child)
+    process.start()
+    try:
+        os.sched_setaffinity(0, {cores[0]})
+        mine = _batchtok_round(path, docs, first, lambda: barrier.wait(PAIR_TIMEOUT_S))
+        theirs = receive.recv()
+    finally:
+        os.sched_setaffinity(0, allowed)
+        process.join(PAIR_TIMEOUT_S)
+    if "error" in theirs:
+        raise RuntimeError(f"the tokenizers side failed: {theirs['error']}")
+    return mine, theirs
+
+
+def pair_cores() -> tuple[int, int] | None:
+    """Two cores this process may run on, or None."""
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    return (allowed[0], allowed[1]) if len(allowed) >= 2 else None
+
+
+def run_cell(
+    name: str, docs: list[str], repeats: int, tt_cache: dict, paired: bool = False
+) -> dict[str, Any]:
     path = tokenizer_path(name)
     enc, rank_to_id, tt_skip = tiktoken_for(name, tt_cache)
     times: dict[str, list[Timing]] = {e: [] for e in ENGINES if e != "tiktoken" or enc}
     loads: dict[str, list[float]] = {"batchtok": [], "tokenizers": []}
-    out: dict[str, Any] = {"file": name, "tiktoken_skip": tt_skip}
+    out: dict[str, Any] = {"file": name, "tiktoken_skip": tt_skip, "paired": paired}
+    cores = pair_cores() if paired else None
+    if paired and cores is None:
+        raise RuntimeError("--paired needs two cores")
     for r in range(repeats):
         first = r == 0
-        tok, t = timed(Tokenizer.from_file, path)
-        loads["batchtok"].append(t.wall)
-        ids, t = timed(tok.encode_batch_ids, docs, add_special_tokens=False)
-        times["ids"].append(t)
-        del tok
-        tok, t = timed(Tokenizer.from_file, path)
-        loads["batchtok"].append(t.wall)
-        encs, t = timed(tok.encode_batch, docs, add_special_tokens=False)
-        times["full"].append(t)
-        full_ids = [e.ids for e in encs] if first else None
-        del tok, encs
-        hf, t = timed(tokenizers.Tokenizer.from_file, str(path))
-        loads["tokenizers"].append(t.wall)
-        hf_encs, t = timed(hf.encode_batch, docs, add_special_tokens=False)
-        times["encode_batch"].append(t)
-        want = [e.ids for e in hf_encs] if first else None
-        del hf_encs
-        clear_oracle_cache(hf)
-        fast, t = timed(hf.encode_batch_fast, docs, add_special_tokens=False)
-        times["encode_batch_fast"].append(t)
+        if cores is not None:
+            # the sides swap cores each round
+            mine, theirs = _paired_round(path, docs, first, cores[:: 1 if r % 2 == 0 else -1])
+        else:
+            mine = _batchtok_round(path, docs, first, lambda: None)
+            theirs = _peer_round(path, docs, first, lambda: None)
+        loads["batchtok"] += mine["loads"]
+        loads["tokenizers"].append(theirs["load"])
+        for engine in ("ids", "full"):
+            times[engine].append(mine[engine])
+        for engine in ("encode_batch", "encode_batch_fast"):
+            times[engine].append(theirs[engine])
         if first:
-            out["fast_equals_batch"] = [e.ids for e in fast] == want
-        del fast
+            out["fast_equals_batch"] = theirs["fast_equals_batch"]
         tt_ids = None
         if enc is not None:
             tt_ids, t = timed(enc.encode_ordinary_batch, docs, num_threads=1)
             times["tiktoken"].append(t)
         log(
-            f"  {name} round {r + 1}/{repeats}: "
+            f"  {name} round {r + 1}/{repeats}{' (paired)' if paired else ''}: "
             + ", ".join(f"{e} {ts[-1].wall:.2f}s" for e, ts in times.items())
         )
         if first:
-            out["ids_check"] = compare(ids, want, docs, hf)
-            out["full_check"] = compare(full_ids, want, docs, hf)
+            want = theirs["want"]
+            hf = tokenizers.Tokenizer.from_file(str(path))  # (untimed) to locate a difference
+            out["ids_check"] = compare(mine["ids_out"], want, docs, hf)
+            out["full_check"] = compare(mine["full_ids"], want, docs, hf)
             if tt_ids is not None:
                 if rank_to_id is not None:
                     tt_ids = [[rank_to_id[x] for x in row] for row in tt_ids]
                 out["tiktoken_agreement_pct"] = compare(tt_ids, want, docs, hf)["agreement_pct"]
-        del ids, full_ids, want, tt_ids, hf
+            del want, hf
+        del mine, theirs, tt_ids
         gc.collect()
 
     wall = {e: statistics.median(x.wall for x in ts) for e, ts in times.items()}
@@ -353,6 +439,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=list(LARGE_CORPORA),
         help=f"corpora measured from {LARGE_MB} MB on (default {','.join(LARGE_CORPORA)})",
     )
+    ap.add_argument(
+        "--paired",
+        action="store_true",
+        help="run each batchtok call and its tokenizers peer at the same moment, one per core "
+        "(a noisy machine's slow spells then fall on both sides); needs two cores",
+    )
     ap.add_argument("--json", dest="json_path", help="also write every cell as JSON here")
     ap.add_argument("--plan", action="store_true", help="print the time plan and stop")
     args = ap.parse_args(argv)
@@ -361,6 +453,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(f"unknown corpora {unknown}; known: {', '.join(CORPORA)}")
     if min(args.repeats, args.repeats_large) < 1:
         ap.error("repeats must be at least 1")
+    if args.paired and pair_cores() is None:
+        ap.error("--paired needs two cores this process may run on")
 
     jobs = plan_jobs(args)
     print("batchtok cold-speed table")
@@ -374,6 +468,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" with RAYON_NUM_THREADS={os.environ['RAYON_NUM_THREADS']}, model cache cleared between"
         " its two calls; tiktoken num_threads=1; add_special_tokens=False"
     )
+    if args.paired:
+        print(
+            "  paired: each batchtok step and its tokenizers peer (load / load, ids / "
+            "encode_batch_fast, full / encode_batch) run at the same moment, one per core, the "
+            "cores swapped each round; tiktoken runs alone"
+        )
     print("  tuned-on corpora (tests, fixtures, earlier benches): english, code, multilingual")
     for kind in HELD_OUT:
         if kind in args.corpora:
@@ -409,7 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         for name in job.files:
             try:
-                cell = run_cell(name, docs, job.repeats, tt_cache)
+                cell = run_cell(name, docs, job.repeats, tt_cache, args.paired)
             except Exception as exc:  # report and go on with the other cells
                 log(f"{name} on {job.corpus}: failed: {type(exc).__name__}: {exc}")
                 cell = {"file": name, "error": f"{type(exc).__name__}: {exc}"}
