@@ -472,7 +472,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             "  paired: each batchtok step and its tokenizers peer (load / load, ids / "
             "encode_batch_fast, full / encode_batch) run at the same moment, one per core, the "
-            "cores swapped each round; tiktoken runs alone"
+            "cores swapped each round; tiktoken runs alone. Both sides run slower than alone "
+            "(shared memory bus and caches): a ratio of two loaded cores, not single-thread speed"
         )
     print("  tuned-on corpora (tests, fixtures, earlier benches): english, code, multilingual")
     for kind in HELD_OUT:
