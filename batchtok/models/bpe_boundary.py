@@ -170,12 +170,12 @@ class BoundarySplitter:
     def compose_many(self, parts: list[str]) -> tuple[list[str], list[tuple[int, ...]], list[str]]:
         """:meth:`compose` of each part, together in numpy: (the parts it composes, their
         ids, the other parts), the parts in their order."""
+        if len(parts) < _COMPOSE_MANY_MIN:
+            return self._compose_each(parts)  # (without numpy's import, for a small call)
         import numpy as np
 
         from .ragged import code_points, lengths_of, starts_of, with_bytes
 
-        if len(parts) < _COMPOSE_MANY_MIN:
-            return self._compose_each(parts)
         # the parts joined by NULs, which mark where each one starts (counting the lengths
         # one by one costs more), unless a part holds a NUL
         points = code_points("\0".join(parts))
@@ -318,15 +318,15 @@ class BoundarySplitter:
         ends before a mark that follows another char, and between an isolated char and a
         char that is not. The words are joined by NULs, the cuts become more NULs, and one
         ``str.split`` makes every part."""
+        if not self._kinds_apart or len(words) < _SPLIT_MANY_MIN:
+            return list(map(self.split, words))  # (without numpy's import, for a small call)
+        text = "\0".join(words)
+        if text.count("\0") != len(words) - 1:  # a word holds a NUL
+            return list(map(self.split, words))
         import numpy as np
 
         from .ragged import code_points
 
-        if not self._kinds_apart or len(words) < _SPLIT_MANY_MIN:
-            return list(map(self.split, words))
-        text = "\0".join(words)
-        if text.count("\0") != len(words) - 1:  # a word holds a NUL
-            return list(map(self.split, words))
         points = code_points(text)
         kinds = self._kinds(points)
         before, after = kinds[:-1], kinds[1:]

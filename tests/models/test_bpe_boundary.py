@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import subprocess
+import sys
 from unittest import mock
 
 import pytest
@@ -20,6 +23,7 @@ from hypothesis import strategies as st
 import batchtok
 from batchtok.models import bpe_boundary
 from batchtok.models.bpe_boundary import BoundarySplitter
+from tests.support.fixtures import fixture_path
 from tests.support.models import assert_ids_and_decode, model_file
 from tests.support.oracle import added_token, pair_from_json
 from tests.support.tier import examples
@@ -321,3 +325,21 @@ def test_texts_split_together_around_added_tokens_match_the_oracle(data, texts):
         got = ours.encode_batch(texts, add_special_tokens=False)
         assert ours.encode_batch_ids(texts, add_special_tokens=False) == [e.ids for e in want]
     assert [(e.ids, e.tokens) for e in got] == [(e.ids, e.tokens) for e in want]
+
+
+def test_a_small_batch_of_a_boundary_splitter_file_never_imports_numpy():
+    """A batch under the numpy thresholds (fewer than _SPLIT_MANY_MIN fragments, fewer than
+    _COMPOSE_MANY_MIN missing parts) is split and composed one by one, without numpy's import
+    (~0.1 s), as every small call is."""
+    code = (
+        "import sys, batchtok\n"
+        f"tok = batchtok.Tokenizer.from_file({str(fixture_path('llama2'))!r})\n"
+        "assert tok._split_many is not None and tok._compose is not None\n"
+        "ids = tok.encode_batch_ids(['Hello world', 'abc \\u2581 \\u4e2d\\u0905'] * 3)\n"
+        "assert ids[0] and ids[1]\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    env = {**os.environ, "BATCHTOK_LOAD_CACHE": "0"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
