@@ -70,6 +70,8 @@ class AddedVocabulary:
         self.normalized_content: dict[int, str] = {}
         # a normalized added token the normalizer maps to "" (e.g. "\x1f" under clean_text)
         self.emptied: AddedToken | None = None
+        # the contents the model's vocab lacks (what get_vocab_size counts beyond the model's)
+        self.beyond_model: set[str] = set()
         next_id = model_vocab_size
         for token in entries:
             if not token.content:
@@ -81,6 +83,7 @@ class AddedVocabulary:
             if new_id is None:
                 new_id = next_id
                 next_id += 1
+                self.beyond_model.add(token.content)
             if token.normalized and normalizer is not None:
                 normed = normalizer.normalize(token.content)
                 if not normed:

@@ -924,7 +924,7 @@ class Tokenizer:
 
     def token_to_id(self, token: str) -> int | None:
         added = self.added_vocabulary.content_to_id.get(token)
-        return added if added is not None else self.model.vocab.get(token)
+        return added if added is not None else self.model.token_id(token)
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         """The text of ``ids`` through the decoder; special tokens are skipped by default, as
@@ -957,8 +957,7 @@ class Tokenizer:
         base = self.model.vocab_size
         if not with_added_tokens:
             return base
-        added = self.added_vocabulary.content_to_id
-        return base + sum(1 for content in added if content not in self.model.vocab)
+        return base + len(self.added_vocabulary.beyond_model)
 
     def describe(self) -> str:
         """The component tree, one block a line."""

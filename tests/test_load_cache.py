@@ -20,6 +20,7 @@ from batchtok.models import bpe as bpe_module
 from batchtok.models import bpe_batch, trie_batch
 from batchtok.models import unigram as unigram_module
 from batchtok.models import wordpiece as wordpiece_module
+from batchtok.runner.encode import facts_of
 from tests.support import adversarial, corpora
 from tests.support.fixtures import fixture_path
 from tests.support.models import model_file
@@ -269,14 +270,47 @@ def test_what_only_some_calls_read_is_unpickled_on_first_use(cache, name):
     assert "vocab_r" not in held
     is_bpe = isinstance(cached.model, bpe_module.BPE)
     if is_bpe:
-        assert "pairs" not in held and set(held["_deferred"]) == {"pairs"}
+        # the whole vocab too, unless encoding reads it (ignore_merges' whole-word lookup)
+        deferred = {"pairs"} if fresh.model.ignore_merges else {"pairs", "vocab"}
+        assert not deferred & set(held) and set(held["_deferred"]) == deferred
     docs = texts()
     assert view(cached, docs) == view(fresh, docs)
     assert held["vocab_r"] == fresh.model.vocab_r
     if is_bpe:
         assert held["pairs"] == fresh.model.pairs and not held.get("_deferred")
+        assert held["vocab"] == fresh.model.vocab
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         cached.model.nothing  # noqa: B018
+
+
+@pytest.mark.parametrize("name", ["llama2", "gpt4o"])
+def test_ids_and_lookups_leave_a_deferred_vocab_unread(cache, name):
+    """A cached BPE that defers its vocab encodes ids (a batch, one text at a time), gives
+    the runner's facts (vocab sizes, the largest id, the unk, byte and end-of-text ids) and
+    answers lookups of tokens it lacks from its symbols and the hashes kept beside it, without
+    reading the whole vocab; a lookup of a longer token reads it. Each answer is the fresh
+    tokenizer's."""
+    data = fixture_path(name).read_bytes()
+    fresh = Tokenizer.from_str(data.decode())
+    Tokenizer.from_buffer(data)
+    cached = load_cache.fetch(data)
+    docs = texts()
+    assert cached.encode_batch_ids(docs) == fresh.encode_batch_ids(docs)
+    assert [cached.encode_ids(d) for d in docs[:20]] == [fresh.encode_ids(d) for d in docs[:20]]
+    assert facts_of(cached, "x", "y") == facts_of(fresh, "x", "y")
+    for with_added in (False, True):
+        assert cached.get_vocab_size(with_added) == fresh.get_vocab_size(with_added)
+    assert cached.model.max_id() == fresh.model.max_id()
+    vocab = list(fresh.model.vocab)
+    absent = [t + "\x00" for t in vocab[::101]] + ["", "\U0010fffe", "\ud800", "<|none|>"]
+    absent = [t for t in absent if t not in fresh.model.vocab]
+    assert [cached.model.token_id(t) for t in absent] == [None] * len(absent)
+    singles = [t for t in vocab if len(t) == 1]
+    assert [cached.model.token_id(t) for t in singles] == [fresh.model.vocab[t] for t in singles]
+    assert "vocab" not in vars(cached.model)
+    longer = vocab[::37]
+    assert [cached.token_to_id(t) for t in longer] == [fresh.token_to_id(t) for t in longer]
+    assert vars(cached.model)["vocab"] == fresh.model.vocab
 
 
 def test_a_vocab_r_that_is_no_inverse_is_kept():

@@ -94,11 +94,17 @@ class Model:
     #: pay for unpickling it.
     _DEFERRED: tuple[str, ...] = ()
 
+    def _deferred_names(self) -> tuple[str, ...]:
+        """The attributes this model's pickle defers (:data:`_DEFERRED` unless a model decides
+        per instance)."""
+        return self._DEFERRED
+
     def __getstate__(self) -> dict:
         """A pickle keeps the batch tables as bytes, so that loading it needs no numpy and
         the first batch of a process (each runner worker's) does not build them again; it
         leaves out ``vocab_r`` when that is the inverse of ``vocab`` (rebuilt on first use,
         sharing its strings) and keeps the :data:`_DEFERRED` attributes as bytes."""
+        deferred_names = self._deferred_names()  # (which may set what the state keeps)
         state = dict(self.__dict__)
         name = self._TABLES
         if name is not None and state.get(name) is not None:
@@ -110,7 +116,7 @@ class Model:
         if vocab_r is not None and len(vocab_r) == len(self.vocab) and vocab_r == _inverse(self):
             del state["vocab_r"]
         deferred = {k: _aside(v) for k, v in state.pop("_deferred", {}).items()}
-        for deferred_name in self._DEFERRED:
+        for deferred_name in deferred_names:
             if deferred_name in state:
                 deferred[deferred_name] = _aside(pickle.dumps(state.pop(deferred_name), protocol=5))
         if deferred:
@@ -124,7 +130,7 @@ class Model:
         kept = found.get("_deferred")
         if kept is not None and name in kept:
             value = pickle.loads(kept[name])
-        elif name == "vocab_r" and "vocab" in found:
+        elif name == "vocab_r" and ("vocab" in found or (kept is not None and "vocab" in kept)):
             value = _inverse(self)
         else:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
@@ -132,6 +138,14 @@ class Model:
         if kept is not None:
             kept.pop(name, None)
         return value
+
+    def token_id(self, token: str) -> int | None:
+        """The id of vocab entry ``token``, or None."""
+        return self.vocab.get(token)
+
+    def max_id(self) -> int:
+        """The largest id of the vocab (0 for an empty one)."""
+        return max(self.vocab.values(), default=0)
 
     def token_strings(self, word: str) -> list[str]:
         """The token strings tokenizers reports for ``word``, one per id of :meth:`tokenize`."""

@@ -7,7 +7,11 @@ words where BPE merges the two sides independently.
 from __future__ import annotations
 
 import heapq
+from array import array
+from bisect import bisect_left
 from typing import TYPE_CHECKING, NamedTuple
+
+from xxhash import xxh3_64_intdigest
 
 from ..errors import EncodeError, NotReproducibleError, TokenizerFileError
 from ..utils.json_numbers import as_serde_f32
@@ -100,6 +104,13 @@ class BPE(Model):
                 _refuse_merge(f"{where}.merges[{rank}]", a, b, prefix_bytes, vocab)
             pairs[id_a * stride + id_b] = rank << 32 | id_new
         self._byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
+        # What encoding reads: the ids of the vocab entries a word's initial symbols can be
+        # (every one-char token, the byte-fallback tokens and the unk token; with a subword
+        # prefix or suffix, the whole vocab). A pickle may then leave the whole vocab to be
+        # read on first use (see _deferred_names): a runner worker never reads it.
+        self.symbol_vocab = self._symbol_vocab_of(vocab)
+        self._size = len(vocab)
+        self._vocab_hashes: bytes | None = None  # see _may_hold
         self._char_cut = CharCut.for_model(self)
         self._pair_cut = PairCut.for_model(self) if self._char_cut is None else None
         self._segments: dict[str, list[int]] = {}
@@ -110,9 +121,18 @@ class BPE(Model):
 
     # -- encoding -----------------------------------------------------------------------------
 
+    def _symbol_vocab_of(self, vocab: dict[str, int]) -> dict[str, int]:
+        if self.prefix or self.suffix:
+            return vocab
+        found = {t: i for t, i in vocab.items() if len(t) == 1}
+        for token in (*self._byte_tokens, self.unk_token):
+            if token is not None and token in vocab:
+                found[token] = vocab[token]
+        return found
+
     def _symbols(self, word: str) -> list[str]:
         """Initial symbols: chars (with prefix / suffix), byte fallback, unk handling."""
-        vocab = self.vocab
+        vocab = self.symbol_vocab
         if not self.prefix and not self.suffix:
             if all(map(vocab.__contains__, word)):
                 return list(word)
@@ -150,14 +170,14 @@ class BPE(Model):
         return self._byte_tokens
 
     def _unk(self) -> str:
-        if self.unk_token not in self.vocab:
+        if self.unk_token not in self.symbol_vocab:
             raise EncodeError(f"Unk token `{self.unk_token}` not found in the vocabulary")
         return self.unk_token  # type: ignore[return-value]
 
     def tokenize(self, word: str) -> list[int]:
-        vocab = self.vocab
-        if self.ignore_merges and word in vocab:
-            return [vocab[word]]
+        if self.ignore_merges and word in self.vocab:
+            return [self.vocab[word]]
+        vocab = self.symbol_vocab
         if not self.prefix and not self.suffix:
             ids = list(map(vocab.get, word))
             if None not in ids:
@@ -262,7 +282,7 @@ class BPE(Model):
         """The ids of the 256 byte-fallback tokens, by byte, when ``byte_fallback`` is on and
         the vocab has all of them (a char that is no token then always becomes its bytes);
         else None."""
-        ids = tuple(map(self.vocab.get, self._byte_tokens))
+        ids = tuple(map(self.symbol_vocab.get, self._byte_tokens))
         return ids if self.byte_fallback and None not in ids else None
 
     def _symbol_ids(
@@ -273,7 +293,7 @@ class BPE(Model):
         after another. A word of fewer than two symbols has its ids set in ``out``; one whose
         symbols fail (an unk token not in the vocab) or that has too many is left to
         :meth:`tokenize`, which raises or merges it."""
-        vocab = self.vocab
+        vocab = self.symbol_vocab
         taken: list[int] = []
         counts: list[int] = []
         symbols: list[int] = []
@@ -294,8 +314,46 @@ class BPE(Model):
     # read only by the one-word merges (the batch reads its PairTable)
     _DEFERRED = ("pairs",)
 
+    def _deferred_names(self) -> tuple[str, ...]:
+        """Also the whole vocab, when encoding reads only :attr:`symbol_vocab` (no subword
+        prefix or suffix, no ``ignore_merges``' whole-word lookup): unpickling Gemma 3's
+        262k entries takes 70-140 ms of each run's start-up, which then only a lookup of
+        another token (:meth:`token_id`), decoding or full Encodings pay, on first use."""
+        vocab = self.__dict__.get("vocab")
+        if vocab is None or vocab is self.symbol_vocab or self.ignore_merges:
+            return self._DEFERRED  # (a deferred vocab stays so: see Model.__getstate__)
+        if self._vocab_hashes is None:
+            self._vocab_hashes = _hashes_of(vocab)
+        return (*self._DEFERRED, "vocab")
+
+    @property
+    def vocab_size(self) -> int:
+        return self._size
+
+    def max_id(self) -> int:
+        return self.stride - 1  # (stride: the largest id + 1, or 1 for an empty vocab)
+
+    def token_id(self, token: str) -> int | None:
+        """The id of vocab entry ``token``, or None; read from the whole vocab only when it is
+        loaded already or ``token`` may be in it (:meth:`_may_hold`)."""
+        vocab = self.__dict__.get("vocab")
+        if vocab is not None:
+            return vocab.get(token)
+        found = self.symbol_vocab.get(token)
+        if found is not None or not self._may_hold(token):
+            return found
+        return self.vocab.get(token)
+
+    def _may_hold(self, token: str) -> bool:
+        """False when ``token`` is certainly no vocab entry: the sorted 64-bit hashes of the
+        entries (kept beside a pickle that defers the vocab) lack its hash."""
+        hashes = memoryview(self._vocab_hashes or b"").cast("B").cast("Q")
+        h = _hash(token)
+        at = bisect_left(hashes, h)
+        return at < len(hashes) and hashes[at] == h
+
     def _build_tables(self) -> tuple[PairTable, np.ndarray]:
-        return PairTable(self.pairs), _char_id_table(self.vocab)
+        return PairTable(self.pairs), _char_id_table(self.symbol_vocab)
 
     def _tables_to_bytes(self, tables: tuple[PairTable, np.ndarray]) -> tuple:
         table, chars = tables
@@ -320,7 +378,7 @@ class BPE(Model):
 
     def _merge_parts(self, parts: list[str]) -> list[int]:
         """The merges of each part (every char a vocab token) on its own, concatenated."""
-        vocab = self.vocab
+        vocab = self.symbol_vocab
         segments = self._segments
         out: list[int] = []
         for part in parts:
@@ -470,6 +528,15 @@ class BPE(Model):
                 "dropout makes encoding random; batchtok only reproduces deterministic files",
             )
         return model
+
+
+def _hash(token: str) -> int:
+    return xxh3_64_intdigest(token.encode("utf-8", "surrogatepass"))
+
+
+def _hashes_of(vocab: dict[str, int]) -> bytes:
+    """The sorted distinct 64-bit hashes of the vocab's entries, as native uint64 bytes."""
+    return array("Q", sorted(set(map(_hash, vocab)))).tobytes()
 
 
 def _char_id_table(vocab: dict[str, int]):  # noqa: ANN201 - a numpy array

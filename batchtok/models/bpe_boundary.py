@@ -477,6 +477,14 @@ class CharCut:
             return None
         return CharCut(model.vocab)
 
+    def __getstate__(self) -> dict:
+        """A pickle of a cut that has read the vocab leaves the vocab out (the model's own
+        pickle may defer it)."""
+        state = dict(self.__dict__)
+        if self._inside is not None:
+            state["vocab"] = None
+        return state
+
     def applies(self, word: str) -> bool:
         """Whether :meth:`split` may cut ``word`` (whose chars are vocab tokens): one of its
         chars leads a char of three or four bytes."""

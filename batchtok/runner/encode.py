@@ -207,7 +207,7 @@ def facts_of(tok: Tokenizer, xxh3: str, sha256: str) -> TokenizerFacts:
     tok.no_truncation()
     tok.no_padding()
     # every id of the vocab and of the added tokens (get_vocab would copy the vocab first)
-    ids = [max(tok.model.vocab.values(), default=0)]
+    ids = [tok.model.max_id()]
     ids += tok.added_vocabulary.content_to_id.values()
     pair_errors = []
     for add in (False, True):

@@ -10,6 +10,7 @@ matters.
 from __future__ import annotations
 
 import json
+import pickle
 import random
 
 import pytest
@@ -26,6 +27,7 @@ from tests.support.oracle import (
     byte_level_base,
     compare_text,
     corpus_lines,
+    outcome,
     pair_from_json,
     text_strategy,
     with_changes,
@@ -415,6 +417,45 @@ PROPERTY_PRESETS = (
 def test_property_presets(index, text):
     problems = compare_text(pair_from_json(PROPERTY_PRESETS[index]), text)
     assert not problems, "\n".join(problems)
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    index=st.integers(0, len(PROPERTY_PRESETS) - 1),
+    texts=st.lists(text_strategy(INTERESTING), max_size=6),
+    others=st.lists(st.text(max_size=4), max_size=8),
+)
+def test_property_a_pickle_that_defers_the_vocab(index, texts, others):
+    """A pickle defers the whole vocab exactly when encoding reads only the symbol vocab (no
+    subword prefix or suffix, no ignore_merges); its copy encodes ids as the oracle does
+    without reading it (a batch long enough for the batch path, and one text at a time),
+    answers the vocab size, the largest id and every lookup (each token, its one-char and
+    byte-fallback symbols, random strings) as the fresh model, and decodes the same."""
+    ours, ref = pair_from_json(PROPERTY_PRESETS[index])
+    model = ours.model
+    copy = pickle.loads(pickle.dumps(ours))
+    defers = not (model.prefix or model.suffix or model.ignore_merges)
+    assert ("vocab" in vars(copy.model)) != defers
+    batch = (texts * (300 // max(1, len(texts)) + 1))[:300] if texts else []
+    for text in texts:
+        want = outcome(lambda text=text: ref.encode(text, add_special_tokens=False).ids)
+        got = outcome(lambda text=text: copy.encode_ids(text, False))
+        assert got[0] == want[0] and (got[0] != "ok" or got[1] == want[1]), (text, got, want)
+    if batch and all(outcome(lambda t=t: ours.encode_ids(t, False))[0] == "ok" for t in texts):
+        assert copy.encode_batch_ids(batch, False) == ours.encode_batch_ids(batch, False)
+    assert copy.get_vocab_size(False) == ours.get_vocab_size(False)
+    assert copy.model.max_id() == max(model.vocab.values(), default=0)
+    probes = others + [t + "\x00" for t in list(model.vocab)[:50]]
+    probes += [c for t in texts for c in t] + model.byte_token_strings() + [model.unk_token or ""]
+    absent = [p for p in probes if p not in model.vocab]
+    assert [copy.model.token_id(p) for p in absent] == [None] * len(absent)
+    if defers:
+        assert "vocab" not in vars(copy.model)
+    tokens = list(model.vocab) + probes
+    assert [copy.token_to_id(t) for t in tokens] == [ours.token_to_id(t) for t in tokens]
+    ids = list(model.vocab.values())
+    assert copy.decode(ids, False) == ours.decode(ids, False)
+    assert copy.model.vocab == model.vocab
 
 
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
