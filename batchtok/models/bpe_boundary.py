@@ -138,9 +138,11 @@ class BoundarySplitter:
         )
 
     def __getstate__(self) -> dict:
-        """A pickle leaves out split_many's table of kinds (numpy; built on first use)."""
+        """A pickle leaves out the tables of split_many's kinds and compose_many's status
+        (numpy; built on first use)."""
         state = dict(self.__dict__)
         state.pop("_kind_table", None)
+        state.pop("_status_table", None)
         return state
 
     def compose(self, part: str) -> tuple[int, ...] | None:
@@ -224,25 +226,15 @@ class BoundarySplitter:
         token: its bytes' ids)."""
         import numpy as np
 
-        keys = np.frombuffer(self._keys, np.uint32)
-        values = np.frombuffer(self._values, np.int64)
         missing = _BYTES if self._byte_ids is not None else _IN_LONGER
-        bmp = np.full(0x10000, missing, np.int64)
-        in_bmp = keys < 0x10000
-        bmp[keys[in_bmp]] = values[in_bmp]
-        bmp[0xD800:0xE000] = _IN_LONGER
-        beyond = points > 0xFFFF
-        if not beyond.any():
-            return bmp[points]
-        status = bmp[np.minimum(points, 0xFFFF)]
-        keys, values = keys[~in_bmp], values[~in_bmp]
-        far = points[beyond]
-        if len(keys):
-            at = np.minimum(np.searchsorted(keys, far), len(keys) - 1)
-            status[beyond] = np.where(keys[at] == far, values[at], missing)
-        else:
-            status[beyond] = missing
-        return status
+        values = np.frombuffer(self._values, np.int64)
+
+        def build() -> np.ndarray:
+            table = _bmp_table(self._keys, values, missing, np.int64)
+            table[0xD800:0xE000] = _IN_LONGER
+            return table
+
+        return self._per_point("_status_table", build, points, values, missing)
 
     def iter_split(self, word: str) -> Iterator[str]:
         """:meth:`split` one piece at a time, for a word too long to hold all its pieces."""
@@ -350,7 +342,6 @@ class BoundarySplitter:
         """split_many's kind of each code point (int8)."""
         import numpy as np
 
-        keys = np.frombuffer(self._keys, np.uint32)
         values = np.frombuffer(self._values, np.int64)
         # the chars keyed apart: with byte fallback over all bytes, the chars of longer tokens
         # (the others are isolated); else the one-char tokens in no longer token
@@ -358,23 +349,45 @@ class BoundarySplitter:
             keyed, keyed_kind, other_kind = values == _IN_LONGER, _JOINED, _ISOLATED
         else:
             keyed, keyed_kind, other_kind = values >= 0, _ISOLATED, _JOINED
-        table = self.__dict__.get("_kind_table")
-        if table is None:
-            table = np.full(0x10000, other_kind, np.int8)
-            table[keys[keyed & (keys < 0x10000)]] = keyed_kind
+        kinds = np.where(keyed, keyed_kind, other_kind).astype(np.int8)
+
+        def build() -> np.ndarray:
+            table = _bmp_table(self._keys, kinds, other_kind, np.int8)
             if self.mark:
                 table[ord(self.mark)] = _MARK
             table[0] = _SEPARATOR
-            self._kind_table = table
-        kinds = table.take(points, mode="clip")  # (past U+FFFF: set below)
+            return table
+
+        return self._per_point("_kind_table", build, points, kinds, other_kind)
+
+    def _per_point(
+        self,
+        name: str,
+        build: Callable[[], np.ndarray],
+        points: np.ndarray,
+        values: np.ndarray,
+        missing: int,
+    ) -> np.ndarray:
+        """A value for each code point: from the 64K table of the BMP kept as ``name`` (built
+        on first use, left out of a pickle), past U+FFFF the value of its key in ``_keys``
+        (``values``: each key's), else ``missing``."""
+        import numpy as np
+
+        table = self.__dict__.get(name)
+        if table is None:
+            table = build()
+            setattr(self, name, table)
+        found = table.take(points, mode="clip")  # (past U+FFFF: set below)
         beyond = points > 0xFFFF
         if beyond.any():
+            keys = np.frombuffer(self._keys, np.uint32)
             far = points[beyond]
-            keys = keys[keyed]
-            at = np.minimum(np.searchsorted(keys, far), max(len(keys) - 1, 0))
-            hit = keys[at] == far if len(keys) else np.zeros(len(far), bool)
-            kinds[beyond] = np.where(hit, keyed_kind, other_kind)
-        return kinds
+            if len(keys):
+                at = np.minimum(np.searchsorted(keys, far), len(keys) - 1)
+                found[beyond] = np.where(keys[at] == far, values[at], missing)
+            else:
+                found[beyond] = missing
+        return found
 
     def split(self, word: str) -> list[str]:
         pieces = self._parts.findall(word)
@@ -412,6 +425,18 @@ class _CharIds(dict):
         if len(self) < self._limit:
             self[char] = ids
         return ids
+
+
+def _bmp_table(keys: array, values: np.ndarray, missing: int, dtype: type) -> np.ndarray:
+    """The value of each BMP code point: its key's among ``keys`` (sorted code points, each
+    with its value in ``values``), else ``missing``."""
+    import numpy as np
+
+    points = np.frombuffer(keys, np.uint32)
+    table = np.full(0x10000, missing, dtype)
+    in_bmp = points < 0x10000
+    table[points[in_bmp]] = values[in_bmp]
+    return table
 
 
 def _char_class(chars) -> str:
