@@ -11,17 +11,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import repeat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .truncation import check_stride, truncation_windows
 
 if TYPE_CHECKING:
     from .padding import Padding
 
+
+class HasVocabR(Protocol):
+    """What token parts read their strings from: a model (its id -> token mapping)."""
+
+    vocab_r: Mapping[int, str]
+
+
 # A part is (n, kind, a, b), standing for n values:
 _FILL = 0  # a, n times
 _SLICE = 1  # a[b : b + n] (a is a list nobody mutates)
-_LOOKUP = 2  # the strings a[0][i] for i in a[1][b : b + n] (a: (vocab_r, ids nobody mutates))
+# the strings a[0].vocab_r[i] for i in a[1][b : b + n] (a: (the model, ids nobody mutates)):
+# the model's vocab_r is read when the tokens are (a vocab the load cache deferred, only then)
+_LOOKUP = 2
 
 Parts = tuple
 # A column is a list once read or set, else its parts.
@@ -40,7 +49,7 @@ def _expand(parts: Parts) -> list:
         elif kind == _SLICE:
             out += a[b : b + n]
         else:
-            out += map(a[0].__getitem__, a[1][b : b + n])
+            out += map(a[0].vocab_r.__getitem__, a[1][b : b + n])
     return out
 
 
@@ -93,11 +102,11 @@ def _pad(column: Column, k: int, value: object, left: bool) -> Column:
     return _fill(k, value) + column if left else column + _fill(k, value)
 
 
-def vocab_tokens(ids: list[int], vocab_r: Mapping[int, str], exceptions: list) -> Parts:
-    """The token strings of ``ids`` as parts: ``vocab_r[id]`` for each, except at the positions
-    of ``exceptions`` ((position, string) pairs in increasing order), which get their string.
-    ``ids`` must not be mutated afterwards."""
-    source = (vocab_r, ids)
+def vocab_tokens(ids: list[int], model: HasVocabR, exceptions: list) -> Parts:
+    """The token strings of ``ids`` as parts: ``model.vocab_r[id]`` for each (read when they
+    are), except at the positions of ``exceptions`` ((position, string) pairs in increasing
+    order), which get their string. ``ids`` must not be mutated afterwards."""
+    source = (model, ids)
     out = []
     pos = 0
     for at, string in exceptions:

@@ -161,6 +161,10 @@ class Tokenizer:
         self.added_vocabulary = AddedVocabulary(
             added_tokens, model.vocab.get, model.vocab_size, normalizer
         )
+        # the model's vocab string of each added token's id (None: the id is not the model's),
+        # which an Encoding's token string of the token is unless the text matched differs
+        vocab_r = model.vocab_r
+        self._added_strings = {i: vocab_r.get(i) for i in self.added_vocabulary.tokens_by_id}
         self.encode_special_tokens = False
         # JSON paths of the fields the file holds that tokenizers ignores (set by from_dict)
         self.ignored_fields: tuple[str, ...] = ()
@@ -375,7 +379,7 @@ class Tokenizer:
         for fragment, token_id, at_start in self._fragments(text):
             if token_id is not None:
                 # an added token's string is the text it matched (lstrip/rstrip included)
-                if exceptions is not None and self.model.vocab_r.get(token_id) != fragment:
+                if exceptions is not None and self._added_strings[token_id] != fragment:
                     exceptions.append((len(ids), fragment))
                 ids.append(token_id)
                 continue
@@ -401,7 +405,7 @@ class Tokenizer:
         which that path raises in the order of the texts)."""
         split = self._split
         split_many = self._split_many
-        vocab_r = self.model.vocab_r if exceptions else {}
+        added_strings = self._added_strings
         out: list[tuple[list, list] | None] = []
         # (index in out, the text's plan: its pieces in order with each added token as its id,
         # an int, which no piece is; (index in the plan, text) of the added tokens whose
@@ -429,7 +433,7 @@ class Tokenizer:
                         plan += pieces
                         continue
                     # an added token's string is the text it matched (lstrip/rstrip included)
-                    if exceptions and vocab_r.get(token_id) != fragment:
+                    if exceptions and added_strings[token_id] != fragment:
                         odd.append((len(plan), fragment))
                     plan.append(token_id)
             except Exception:  # noqa: BLE001 - the one-at-a-time path raises it in order
@@ -645,7 +649,7 @@ class Tokenizer:
     def _encoding_of(self, ids: list[int], exceptions: list, type_id: int) -> Encoding:
         """The Encoding of one sequence's ids and their string exceptions (see vocab_tokens)."""
         # the tokens are looked up from a copy nobody mutates
-        tokens = vocab_tokens(ids[:], self.model.vocab_r, exceptions)
+        tokens = vocab_tokens(ids[:], self.model, exceptions)
         return Encoding.of_sequence(ids, tokens, type_id)
 
     # -- post-processing: truncation, special tokens, padding ----------------------------------

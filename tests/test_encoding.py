@@ -32,6 +32,13 @@ from tests.support.tier import examples
 VOCAB_R = {i: f"t{i}" for i in range(10)}
 
 
+class _Model:
+    """What token parts read their strings from (a model's vocab_r)."""
+
+    def __init__(self, vocab_r: dict) -> None:
+        self.vocab_r = vocab_r
+
+
 def view(e: Encoding) -> dict:
     """Everything an Encoding shows, overflowing included, as plain data."""
     return {
@@ -58,7 +65,8 @@ def twins(ids: list[int], exceptions: list, type_id: int) -> tuple[Encoding, Enc
         tokens[at] = string
     n = len(ids)
     eager = Encoding(list(ids), tokens, [type_id] * n, [0] * n, [1] * n)
-    lazy = Encoding.of_sequence(list(ids), vocab_tokens(list(ids), VOCAB_R, exceptions), type_id)
+    parts = vocab_tokens(list(ids), _Model(VOCAB_R), exceptions)
+    lazy = Encoding.of_sequence(list(ids), parts, type_id)
     return eager, lazy
 
 
@@ -127,7 +135,8 @@ def test_parts_behave_as_lists(start, ops):
 
 def test_pickle_holds_lists_not_the_vocabulary():
     ids = list(range(10))
-    e = Encoding.of_sequence(ids, vocab_tokens(ids, dict(VOCAB_R, big="x" * 100_000), []), 0)
+    model = _Model(dict(VOCAB_R, big="x" * 100_000))
+    e = Encoding.of_sequence(ids, vocab_tokens(ids, model, []), 0)
     data = pickle.dumps(e)
     assert len(data) < 2000
     assert view(pickle.loads(data)) == view(e)

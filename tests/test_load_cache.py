@@ -285,11 +285,11 @@ def test_what_only_some_calls_read_is_unpickled_on_first_use(cache, name):
 
 @pytest.mark.parametrize("name", ["llama2", "gpt4o"])
 def test_ids_and_lookups_leave_a_deferred_vocab_unread(cache, name):
-    """A cached BPE that defers its vocab encodes ids (a batch, one text at a time), gives
-    the runner's facts (vocab sizes, the largest id, the unk, byte and end-of-text ids) and
-    answers lookups of tokens it lacks from its symbols and the hashes kept beside it, without
-    reading the whole vocab; a lookup of a longer token reads it. Each answer is the fresh
-    tokenizer's."""
+    """A cached BPE that defers its vocab encodes ids (a batch, one text at a time) and full
+    Encodings, gives the runner's facts (vocab sizes, the largest id, the unk, byte and
+    end-of-text ids) and answers lookups of tokens it lacks from its symbols and the hashes
+    kept beside it, without reading the whole vocab; reading tokens or looking up a longer
+    token reads it. Each answer is the fresh tokenizer's."""
     data = fixture_path(name).read_bytes()
     fresh = Tokenizer.from_str(data.decode())
     Tokenizer.from_buffer(data)
@@ -308,6 +308,14 @@ def test_ids_and_lookups_leave_a_deferred_vocab_unread(cache, name):
     singles = [t for t in vocab if len(t) == 1]
     assert [cached.model.token_id(t) for t in singles] == [fresh.model.vocab[t] for t in singles]
     assert "vocab" not in vars(cached.model)
+    # full Encodings read the vocab (its inverse) only when their tokens are read
+    encodings, want = cached.encode_batch(docs), fresh.encode_batch(docs)
+    masks = ("ids", "type_ids", "attention_mask", "special_tokens_mask")
+    assert [[getattr(e, m) for m in masks] for e in encodings] == [
+        [getattr(e, m) for m in masks] for e in want
+    ]
+    assert "vocab" not in vars(cached.model)
+    assert [e.tokens for e in encodings] == [e.tokens for e in want]
     longer = vocab[::37]
     assert [cached.token_to_id(t) for t in longer] == [fresh.token_to_id(t) for t in longer]
     assert vars(cached.model)["vocab"] == fresh.model.vocab
