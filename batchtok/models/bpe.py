@@ -16,13 +16,14 @@ from xxhash import xxh3_64_intdigest
 from ..errors import EncodeError, NotReproducibleError, TokenizerFileError
 from ..utils.json_numbers import as_serde_f32
 from ..utils.spec import Spec
+from . import hash_table
 from .base import Model, read_vocab, refuse_shared_ids
 from .bpe_batch import MAX_SYMBOLS, PairTable, merge_words
 from .bpe_boundary import CharCut, PairCut
 from .ragged import code_points, lengths_of, starts_of, with_bytes
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     import numpy as np
 
@@ -39,6 +40,11 @@ _PAIR_CUT_MIN = 4
 
 
 _NEVER = 1 << 62  # the rank of a pair that has no merge
+# While a pickle's merge dict is unread, one-word merges read the batch tables' hash table
+# (hash_table.Probe, ~6x slower a lookup) for up to this many symbols, then read the dict: the
+# few words a batch leaves to them (longer than MAX_SYMBOLS) never pay its 0.1-0.13 s
+# (Gemma 3), and a process merging word by word pays at most about twice that.
+_PROBE_SYMBOLS = 100_000
 # tokenize_many merges words together (numpy) from this many on; fewer go one by one (the
 # two cost the same at ~200 words of held-out code with gemma3, llama3 and llama2).
 _BATCH_MIN = 256
@@ -314,6 +320,28 @@ class BPE(Model):
     # read only by the one-word merges (the batch reads its PairTable)
     _DEFERRED = ("pairs",)
 
+    def _pairs_get(self, symbols: int) -> Callable[..., int | None]:
+        """The lookup of a pair's packed merge for a one-word merge of ``symbols`` symbols:
+        the merge dict's, or while a pickle left it unread and a batch has read the batch
+        tables, their hash table's (see _PROBE_SYMBOLS)."""
+        found = self.__dict__
+        if "pairs" in found:
+            return found["pairs"].get
+        probe = found.get("_probe")
+        tables = found.get("_tables")
+        if probe is None and tables is not None:  # (read by a batch: numpy is imported)
+            table = tables[0]
+            probe = self._probe = [0, hash_table.Probe(table.slot_keys, table.slot_values)]
+        if probe is not None and probe[0] + symbols <= _PROBE_SYMBOLS:
+            probe[0] += symbols
+            return probe[1].get
+        return self.pairs.get
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        state.pop("_probe", None)  # (views of the tables: built again on first use)
+        return state
+
     def _deferred_names(self) -> tuple[str, ...]:
         """Also the whole vocab, when encoding reads only :attr:`symbol_vocab` (no subword
         prefix or suffix, no ``ignore_merges``' whole-word lookup): unpickling Gemma 3's
@@ -397,7 +425,7 @@ class BPE(Model):
         The packed (rank, merged id) of each adjacent pair is kept in a list beside the ids,
         so each step is a C-level ``min`` and ``index`` plus two lookups for the new pairs.
         """
-        get = self.pairs.get
+        get = self._pairs_get(len(word))
         stride = self.stride
         never = _NEVER
         ranks = [get(word[i] * stride + word[i + 1], never) for i in range(len(word) - 1)]
@@ -417,7 +445,7 @@ class BPE(Model):
 
     def _merge_heap(self, ids: list[int]) -> list[int]:
         """The same merges for long words, with a heap of (packed rank, position)."""
-        get = self.pairs.get
+        get = self._pairs_get(len(ids))
         stride = self.stride
         n = len(ids)
         nxt = list(range(1, n + 1))

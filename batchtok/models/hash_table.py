@@ -75,6 +75,30 @@ def lookup(slot_keys: np.ndarray, slot_values: np.ndarray, keys: np.ndarray) -> 
     return out
 
 
+class Probe:
+    """:func:`lookup` one key at a time, in Python, over a table's slot arrays: for lookups
+    that come one by one, without building a dict of the table (Gemma 3's 515k merges: 0.13 s).
+    A lookup costs ~0.3 us, a dict's ~0.05 us."""
+
+    def __init__(self, slot_keys: np.ndarray, slot_values: np.ndarray) -> None:
+        self._keys = memoryview(slot_keys).cast("B").cast("q")
+        self._values = memoryview(slot_values).cast("B").cast("q")
+        self._mask = len(slot_keys) - 1
+        self._shift = 64 - self._mask.bit_length()
+
+    def get(self, key: int, default: int | None = None) -> int | None:
+        """The value of ``key`` (>= 0), else ``default``."""
+        keys, mask = self._keys, self._mask
+        slot = ((key * _MULT) & 0xFFFFFFFFFFFFFFFF) >> self._shift
+        while True:
+            found = keys[slot]
+            if found == key:
+                return self._values[slot]
+            if found == EMPTY:
+                return default
+            slot = (slot + 1) & mask
+
+
 def _home(keys: np.ndarray, bits: int) -> np.ndarray:
     import numpy as np
 
