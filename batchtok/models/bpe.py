@@ -325,8 +325,9 @@ class BPE(Model):
         the merge dict's, or while a pickle left it unread and a batch has read the batch
         tables, their hash table's (see _PROBE_SYMBOLS)."""
         found = self.__dict__
-        if "pairs" in found:
-            return found["pairs"].get
+        pairs = found.get("pairs")
+        if pairs is not None:
+            return pairs.get
         probe = found.get("_probe")
         tables = found.get("_tables")
         if probe is None and tables is not None:  # (read by a batch: numpy is imported)
@@ -425,7 +426,8 @@ class BPE(Model):
         The packed (rank, merged id) of each adjacent pair is kept in a list beside the ids,
         so each step is a C-level ``min`` and ``index`` plus two lookups for the new pairs.
         """
-        get = self._pairs_get(len(word))
+        pairs = self.__dict__.get("pairs")
+        get = pairs.get if pairs is not None else self._pairs_get(len(word))
         stride = self.stride
         never = _NEVER
         ranks = [get(word[i] * stride + word[i + 1], never) for i in range(len(word) - 1)]
@@ -445,7 +447,8 @@ class BPE(Model):
 
     def _merge_heap(self, ids: list[int]) -> list[int]:
         """The same merges for long words, with a heap of (packed rank, position)."""
-        get = self._pairs_get(len(ids))
+        pairs = self.__dict__.get("pairs")
+        get = pairs.get if pairs is not None else self._pairs_get(len(ids))
         stride = self.stride
         n = len(ids)
         nxt = list(range(1, n + 1))
