@@ -104,7 +104,6 @@ class Model:
         the first batch of a process (each runner worker's) does not build them again; it
         leaves out ``vocab_r`` when that is the inverse of ``vocab`` (rebuilt on first use,
         sharing its strings) and keeps the :data:`_DEFERRED` attributes as bytes."""
-        deferred_names = self._deferred_names()  # (which may set what the state keeps)
         state = dict(self.__dict__)
         name = self._TABLES
         if name is not None and state.get(name) is not None:
@@ -116,7 +115,7 @@ class Model:
         if vocab_r is not None and len(vocab_r) == len(self.vocab) and vocab_r == _inverse(self):
             del state["vocab_r"]
         deferred = {k: _aside(v) for k, v in state.pop("_deferred", {}).items()}
-        for deferred_name in deferred_names:
+        for deferred_name in self._deferred_names():
             if deferred_name in state:
                 deferred[deferred_name] = _aside(pickle.dumps(state.pop(deferred_name), protocol=5))
         if deferred:

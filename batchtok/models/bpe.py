@@ -320,14 +320,11 @@ class BPE(Model):
     # read only by the one-word merges (the batch reads its PairTable)
     _DEFERRED = ("pairs",)
 
-    def _pairs_get(self, symbols: int) -> Callable[..., int | None]:
-        """The lookup of a pair's packed merge for a one-word merge of ``symbols`` symbols:
-        the merge dict's, or while a pickle left it unread and a batch has read the batch
-        tables, their hash table's (see _PROBE_SYMBOLS)."""
+    def _unread_pairs_get(self, symbols: int) -> Callable[..., int | None]:
+        """The lookup of a pair's packed merge for a one-word merge of ``symbols`` symbols
+        while a pickle has left the merge dict unread: once a batch has read the batch
+        tables, their hash table's (see _PROBE_SYMBOLS), else the dict's, read now."""
         found = self.__dict__
-        pairs = found.get("pairs")
-        if pairs is not None:
-            return pairs.get
         probe = found.get("_probe")
         tables = found.get("_tables")
         if probe is None and tables is not None:  # (read by a batch: numpy is imported)
@@ -339,8 +336,12 @@ class BPE(Model):
         return self.pairs.get
 
     def __getstate__(self) -> dict:
+        """:meth:`Model.__getstate__`, with the hashes :meth:`_may_hold` reads when the vocab
+        is deferred, and without the probe (views of the tables: built again on first use)."""
+        if "vocab" in self._deferred_names() and self._vocab_hashes is None:
+            self._vocab_hashes = _hashes_of(self.vocab)
         state = super().__getstate__()
-        state.pop("_probe", None)  # (views of the tables: built again on first use)
+        state.pop("_probe", None)
         return state
 
     def _deferred_names(self) -> tuple[str, ...]:
@@ -351,8 +352,6 @@ class BPE(Model):
         vocab = self.__dict__.get("vocab")
         if vocab is None or vocab is self.symbol_vocab or self.ignore_merges:
             return self._DEFERRED  # (a deferred vocab stays so: see Model.__getstate__)
-        if self._vocab_hashes is None:
-            self._vocab_hashes = _hashes_of(vocab)
         return (*self._DEFERRED, "vocab")
 
     @property
@@ -427,7 +426,7 @@ class BPE(Model):
         so each step is a C-level ``min`` and ``index`` plus two lookups for the new pairs.
         """
         pairs = self.__dict__.get("pairs")
-        get = pairs.get if pairs is not None else self._pairs_get(len(word))
+        get = pairs.get if pairs is not None else self._unread_pairs_get(len(word))
         stride = self.stride
         never = _NEVER
         ranks = [get(word[i] * stride + word[i + 1], never) for i in range(len(word) - 1)]
@@ -448,7 +447,7 @@ class BPE(Model):
     def _merge_heap(self, ids: list[int]) -> list[int]:
         """The same merges for long words, with a heap of (packed rank, position)."""
         pairs = self.__dict__.get("pairs")
-        get = pairs.get if pairs is not None else self._pairs_get(len(ids))
+        get = pairs.get if pairs is not None else self._unread_pairs_get(len(ids))
         stride = self.stride
         n = len(ids)
         nxt = list(range(1, n + 1))
