@@ -9,7 +9,8 @@ token, and a caller who reads only the ids never pays for the rest.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from bisect import bisect_left
+from collections.abc import Callable, Mapping
 from itertools import repeat
 from typing import TYPE_CHECKING, Protocol
 
@@ -31,6 +32,9 @@ _SLICE = 1  # a[b : b + n] (a is a list nobody mutates)
 # the strings a[0].vocab_r[i] for i in a[1][b : b + n] (a: (the model, ids nobody mutates)):
 # the model's vocab_r is read when the tokens are (a vocab the load cache deferred, only then)
 _LOOKUP = 2
+# the same strings, except where a[2]() (called when the tokens are read) gives a (position
+# in a[1], string) pair, in increasing order: a[2] may compute a whole batch's exceptions then
+_EXCEPTED = 3
 
 Parts = tuple
 # A column is a list once read or set, else its parts.
@@ -48,9 +52,23 @@ def _expand(parts: Parts) -> list:
             out += repeat(a, n)
         elif kind == _SLICE:
             out += a[b : b + n]
-        else:
+        elif kind == _LOOKUP:
             out += map(a[0].vocab_r.__getitem__, a[1][b : b + n])
+        else:
+            out += _excepted(n, a, b)
     return out
+
+
+def _excepted(n: int, a: tuple, b: int) -> list[str]:
+    model, ids, exceptions = a
+    strings = list(map(model.vocab_r.__getitem__, ids[b : b + n]))
+    found = exceptions()
+    for i in range(bisect_left(found, (b,)), len(found)):
+        at, string = found[i]
+        if at >= b + n:
+            break
+        strings[at - b] = string
+    return strings
 
 
 def _as_parts(column: Column) -> Parts:
@@ -102,10 +120,13 @@ def _pad(column: Column, k: int, value: object, left: bool) -> Column:
     return _fill(k, value) + column if left else column + _fill(k, value)
 
 
-def vocab_tokens(ids: list[int], model: HasVocabR, exceptions: list) -> Parts:
+def vocab_tokens(ids: list[int], model: HasVocabR, exceptions: list | Callable[[], list]) -> Parts:
     """The token strings of ``ids`` as parts: ``model.vocab_r[id]`` for each (read when they
     are), except at the positions of ``exceptions`` ((position, string) pairs in increasing
-    order), which get their string. ``ids`` must not be mutated afterwards."""
+    order), which get their string; ``exceptions`` may be a function giving that list, called
+    when the tokens are read. ``ids`` must not be mutated afterwards."""
+    if type(exceptions) is not list:
+        return ((len(ids), _EXCEPTED, (model, ids, exceptions), 0),) if ids else ()
     source = (model, ids)
     out = []
     pos = 0

@@ -11,7 +11,7 @@ import logging
 import os
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from functools import reduce
+from functools import partial, reduce
 from itertools import accumulate, chain, filterfalse, repeat
 from operator import iadd
 
@@ -135,6 +135,36 @@ class _PieceCache(dict):
     def clear(self) -> None:
         super().clear()
         self.old = {}
+
+
+class _UnknownTexts:
+    """The exceptions (see vocab_tokens) of a batch's texts whose ids hold the model's
+    ``_text_token_id``, computed for all of them when the tokens of one of their Encodings are
+    first read. Until then it keeps each text's plan and odd added tokens (its pieces' ids are
+    looked up again then, from the piece cache), and the token strings the model's batch read
+    (word -> strings)."""
+
+    __slots__ = ("tokenizer", "texts", "read", "found")
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer: Tokenizer | None = tokenizer
+        self.texts: list[tuple[list, list]] = []
+        self.read: dict[str, list[str]] = {}
+        self.found: list[list[tuple[int, str]]] | None = None
+
+    def add(self, plan: list, odd: list) -> Callable[[], list]:
+        """The exceptions of one more text, as a function that computes them when called."""
+        self.texts.append((plan, odd))
+        return partial(self.exceptions, len(self.texts) - 1)
+
+    def exceptions(self, k: int) -> list[tuple[int, str]]:
+        found = self.found
+        if found is None:
+            assert self.tokenizer is not None
+            found = self.tokenizer._unknown_text_exceptions(self.texts, self.read)
+            # what is left is the lists the Encodings read
+            self.found, self.tokenizer, self.texts, self.read = found, None, [], {}
+        return found[k]
 
 
 class Tokenizer:
@@ -396,9 +426,13 @@ class Tokenizer:
                 continue
             self._text_token_strings(pieces, piece_ids, start, exceptions)
 
-    def _batch_sequences(self, texts: list, exceptions: bool) -> list[tuple[list, list] | None]:
-        """(ids before post-processing, exceptions as :meth:`_extend_ids` records them; empty
-        unless ``exceptions``) of each text, a chunk of texts at a time: their pieces split,
+    def _batch_sequences(
+        self, texts: list, exceptions: bool
+    ) -> list[tuple[list, list | Callable[[], list]] | None]:
+        """(ids before post-processing, exceptions as :meth:`_extend_ids` records them, or a
+        function computing them when the tokens are read, for a text whose ids hold
+        ``_text_token_id`` (see _UnknownTexts); empty unless ``exceptions``) of each text, a
+        chunk of texts at a time: their pieces split,
         the pieces the cache lacks tokenized together (``model.tokenize_many``: the ids a miss
         would compute one by one), then looked up. None for a text
         left to the one-at-a-time path (not a str, too long, or an error of a component,
@@ -406,7 +440,7 @@ class Tokenizer:
         split = self._split
         split_many = self._split_many
         added_strings = self._added_strings
-        out: list[tuple[list, list] | None] = []
+        out: list[tuple[list, list | Callable[[], list]] | None] = []
         # (index in out, the text's plan: its pieces in order with each added token as its id,
         # an int, which no piece is; (index in the plan, text) of the added tokens whose
         # string is not their vocab string, when exceptions are wanted). With split_many, the
@@ -414,6 +448,8 @@ class Tokenizer:
         chunk: list[tuple[int, list, list]] = []
         wanted: set[str] = set()
         chars = 0
+        # the texts whose token strings wait for a read of their tokens
+        pending = _UnknownTexts(self) if exceptions and self._text_token_id is not None else None
         for text in texts:
             out.append(None)
             if type(text) is not str or len(text) > PREFILL_CHARS:
@@ -443,11 +479,11 @@ class Tokenizer:
             if chars >= PREFILL_CHARS:
                 if split_many is not None:
                     wanted = self._split_plans(chunk)
-                self._assemble(chunk, wanted, exceptions, out)
+                self._assemble(chunk, wanted, exceptions, out, pending)
                 chunk, wanted, chars = [], set(), 0
         if split_many is not None:
             wanted = self._split_plans(chunk)
-        self._assemble(chunk, wanted, exceptions, out)
+        self._assemble(chunk, wanted, exceptions, out, pending)
         return out
 
     def _split_plans(self, chunk: list[tuple[int, list, list]]) -> set[str]:
@@ -476,7 +512,8 @@ class Tokenizer:
         chunk: list[tuple[int, list, list]],
         wanted: set[str],
         exceptions: bool,
-        out: list[tuple[list, list] | None],
+        out: list[tuple[list, list | Callable[[], list]] | None],
+        pending: _UnknownTexts | None,
     ) -> None:
         cache = self._cache
         old = cache.old
@@ -498,52 +535,95 @@ class Tokenizer:
                     words = list(map(piece_map, todo))
             else:
                 words = list(map(piece_map, todo))
-            learn = exceptions and self._text_token_id is not None
-            read: dict[str, list[str]] = {}
             try:
-                if learn:
+                if pending is not None:
+                    # the strings of the unknown text the model reads on the way, kept for
+                    # when the tokens are read
                     found, read = self.model.tokenize_many_with_strings(words)
+                    pending.read.update(read)
                 else:
                     found = self.model.tokenize_many(words)
             except Exception:  # noqa: BLE001 - the misses below raise it in order
                 found = None
             if found is not None:
                 cache.put_many(todo, [tuple(ids) if w else () for w, ids in zip(words, found)])
-                if learn:
-                    self._learn_text_tokens(todo, words, found, read)
         lookup = cache.__getitem__
-        text_token_id = self._text_token_id if exceptions else None
+        text_token_id = self._text_token_id
         for at, plan, odd in chunk:
-            if text_token_id is None and not odd:
+            if not odd:
                 # each piece's ids extend the list in one C call (not an item at a time)
-                out[at] = (reduce(iadd, map(lookup, plan), []), [])
+                ids = reduce(iadd, map(lookup, plan), [])
+                if pending is not None and text_token_id in ids:
+                    out[at] = (ids, pending.add(plan, odd))
+                else:
+                    out[at] = (ids, [])
                 continue
             piece_ids = list(map(lookup, plan))
             ids = list(chain.from_iterable(piece_ids))
-            if odd or text_token_id in ids:
-                out[at] = (ids, self._plan_strings(plan, piece_ids, odd))
+            if pending is not None and text_token_id in ids:
+                out[at] = (ids, pending.add(plan, odd))
             else:
-                out[at] = (ids, [])
+                out[at] = (ids, self._plan_strings(plan, piece_ids, odd, None))
 
-    def _plan_strings(self, plan: list, piece_ids: list, odd: list) -> list[tuple[int, str]]:
+    def _plan_strings(
+        self,
+        plan: list,
+        piece_ids: list,
+        odd: list,
+        known: dict[str, tuple[tuple[int, str], ...]] | None,
+    ) -> list[tuple[int, str]]:
         """The exceptions of a text's plan (see :meth:`_batch_sequences`) in order: its odd
-        added tokens, and the token strings of the pieces holding ``_text_token_id``."""
+        added tokens, and the token strings of the pieces holding ``_text_token_id`` (those
+        pieces' exceptions in ``known``; None: the plan has none)."""
         starts = [0, *accumulate(map(len, piece_ids))]
         found = [(starts[k], fragment) for k, fragment in odd]
-        text_token_id = self._text_token_id
-        if text_token_id is None:
+        if known is None:
             return found
+        text_token_id = self._text_token_id
         for k in [k for k, ids in enumerate(piece_ids) if text_token_id in ids]:
             piece = plan[k]
             if type(piece) is int:  # an added token (whose id is the unknown one)
                 continue
             pos = starts[k]
-            found += [
-                (pos + j, string) for j, string in self._known_text_tokens(piece, piece_ids[k])
-            ]
+            found += [(pos + j, string) for j, string in known[piece]]
         if odd:
             found.sort()  # the two kinds, in order of position
         return found
+
+    def _unknown_text_exceptions(
+        self, texts: list[tuple[list, list]], read: dict[str, list[str]]
+    ) -> list[list[tuple[int, str]]]:
+        """The exceptions of each (plan, odd) of ``texts`` (:meth:`_plan_strings`): the token
+        strings of their pieces holding ``_text_token_id`` taken from ``_text_tokens``, from
+        the model's strings ``read`` by its batch (word -> strings), or read together now."""
+        text_token_id, kept = self._text_token_id, self._text_tokens
+        lookup = self._cache.__getitem__
+        plans = [(plan, list(map(lookup, plan)), odd) for plan, odd in texts]
+        known: dict[str, tuple[tuple[int, str], ...]] = {}
+        todo: dict[str, Sequence[int]] = {}
+        for plan, piece_ids, _ in plans:
+            for piece, ids in zip(plan, piece_ids):
+                if text_token_id in ids and type(piece) is str and piece not in known:
+                    found = kept.get(piece)
+                    if found is None:
+                        todo[piece] = ids
+                    else:
+                        known[piece] = found
+        piece_map = self._piece_map
+        words = {piece: piece_map(piece) if piece_map is not None else piece for piece in todo}
+        unread = [word for word in words.values() if word not in read]
+        if unread:
+            try:
+                strings = self.model.token_strings_many(unread)
+            except Exception:  # noqa: BLE001 - each piece's own read below raises it
+                pass
+            else:
+                read = {**read, **dict(zip(unread, strings))}
+        for piece, ids in todo.items():
+            known[piece] = self._keep_text_tokens(
+                piece, self._piece_text_tokens(piece, ids, read.get(words[piece]))
+            )
+        return [self._plan_strings(plan, piece_ids, odd, known) for plan, piece_ids, odd in plans]
 
     def _text_token_strings(
         self, pieces: list[str], piece_ids: list[tuple[int, ...]], pos: int, exceptions: list
@@ -574,31 +654,6 @@ class Tokenizer:
             strings.clear()
         strings[piece] = found
         return found
-
-    def _learn_text_tokens(
-        self,
-        pieces: list[str],
-        words: list[str],
-        found: list[list[int]],
-        read: dict[str, list[str]],
-    ) -> None:
-        """:meth:`_piece_text_tokens` of each piece (its ``words`` entry mapped, ``found`` its
-        ids) holding ``_text_token_id``: the model's token strings of the word as ``read``
-        by its batch, or read together now."""
-        text_token_id, strings = self._text_token_id, self._text_tokens
-        todo = [k for k, ids in enumerate(found) if text_token_id in ids and words[k]]
-        todo = [k for k in todo if pieces[k] not in strings]
-        unread = [k for k in todo if words[k] not in read]
-        if unread:
-            try:
-                tokens = self.model.token_strings_many([words[k] for k in unread])
-            except Exception:  # noqa: BLE001 - the assembly raises it, one piece at a time
-                return
-            read.update((words[k], texts) for k, texts in zip(unread, tokens))
-        for k in todo:
-            self._keep_text_tokens(
-                pieces[k], self._piece_text_tokens(pieces[k], found[k], read[words[k]])
-            )
 
     def _piece_text_tokens(
         self, piece: str, ids: Sequence[int], texts: Sequence[str] | None = None
@@ -646,7 +701,9 @@ class Tokenizer:
             self._extend_ids(text, ids, exceptions)
         return self._encoding_of(ids, exceptions, type_id)
 
-    def _encoding_of(self, ids: list[int], exceptions: list, type_id: int) -> Encoding:
+    def _encoding_of(
+        self, ids: list[int], exceptions: list | Callable[[], list], type_id: int
+    ) -> Encoding:
         """The Encoding of one sequence's ids and their string exceptions (see vocab_tokens)."""
         # the tokens are looked up from a copy nobody mutates
         tokens = vocab_tokens(ids[:], self.model, exceptions)

@@ -11,6 +11,8 @@ samples, at the thresholds the library ships.
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 import tokenizers
 from hypothesis import given
@@ -118,11 +120,58 @@ _UNKNOWN_TEXTS = ["ab zzab xa", "bxxb ab", "a"]
 
 
 def _assert_batched_tokens(ours, ref) -> None:
+    with _batched():  # the tokens are read (and their strings computed) inside too
+        got = [e.tokens for e in ours.encode_batch(_UNKNOWN_TEXTS, add_special_tokens=False)]
+    assert got == [e.tokens for e in ref.encode_batch(_UNKNOWN_TEXTS, add_special_tokens=False)]
+
+
+def test_the_unknown_texts_are_placed_when_the_tokens_are_first_read(monkeypatch):
+    """encode_batch leaves the token strings of the unknown text to the first read of a
+    batch's tokens, which computes those of all its Encodings at once; ids, masks, type ids
+    and a copy read nothing, and a pickle holds the tokens."""
+    ours, ref = _unknown_texts_pair()
+    calls = []
+    real = batchtok.Tokenizer._unknown_text_exceptions
+    monkeypatch.setattr(
+        batchtok.Tokenizer,
+        "_unknown_text_exceptions",
+        lambda self, *a: calls.append(len(a[0])) or real(self, *a),
+    )
+    texts = [*_UNKNOWN_TEXTS, "ab ab"]
+    want = ref.encode_batch(texts, add_special_tokens=False)
     with _batched():
-        encodings = ours.encode_batch(_UNKNOWN_TEXTS, add_special_tokens=False)
-    assert [e.tokens for e in encodings] == [
-        e.tokens for e in ref.encode_batch(_UNKNOWN_TEXTS, add_special_tokens=False)
-    ]
+        got = ours.encode_batch(texts, add_special_tokens=False)
+        copies = [e.copy() for e in got]
+        assert [(e.ids, e.attention_mask, e.type_ids, e.special_tokens_mask) for e in got] == [
+            (e.ids, e.attention_mask, e.type_ids, e.special_tokens_mask) for e in want
+        ]
+        assert calls == []
+        assert got[1].tokens == want[1].tokens
+        assert calls == [2]  # the two texts with unknown text ("ab ab" has none)
+        assert [e.tokens for e in copies] == [e.tokens for e in want]
+        assert [pickle.loads(pickle.dumps(e)).tokens for e in got] == [e.tokens for e in want]
+    assert calls == [2]
+
+
+def test_windows_of_unknown_text_read_in_any_order_match_the_oracle():
+    """Truncated into overflowing windows and padded, the Encodings' tokens are those of the
+    oracle whichever window's tokens are read first."""
+    ours, ref = _unknown_texts_pair()
+    for tok in (ours, ref):
+        tok.enable_truncation(3, stride=1)
+        tok.enable_padding(length=4)
+    texts = [*_UNKNOWN_TEXTS, "zz xa ab bxxb zzab"]
+    want = ref.encode_batch(texts, add_special_tokens=False)
+    with _batched():
+        got = ours.encode_batch(texts, add_special_tokens=False)
+        windows = [(e.overflowing[-1] if e.overflowing else e) for e in reversed(got)]
+        firsts = [w.tokens for w in windows]
+    assert firsts == [(e.overflowing[-1] if e.overflowing else e).tokens for e in reversed(want)]
+    for a, b in zip(got, want):
+        assert [a.tokens, *(o.tokens for o in a.overflowing)] == [
+            b.tokens,
+            *(o.tokens for o in b.overflowing),
+        ]
 
 
 def _fail(*args):
