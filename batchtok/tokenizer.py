@@ -144,27 +144,28 @@ class _UnknownTexts:
     looked up again then, from the piece cache), and the token strings the model's batch read
     (word -> strings)."""
 
-    __slots__ = ("tokenizer", "texts", "read", "found")
+    __slots__ = ("read", "_state")
 
     def __init__(self, tokenizer: Tokenizer) -> None:
-        self.tokenizer: Tokenizer | None = tokenizer
-        self.texts: list[tuple[list, list]] = []
         self.read: dict[str, list[str]] = {}
-        self.found: list[list[tuple[int, str]]] | None = None
+        # (the tokenizer, the texts' (plan, odd)) until the first read, then the exceptions of
+        # each text: one attribute, so that threads reading tokens together see one or the other
+        self._state: tuple[Tokenizer, list] | list[list[tuple[int, str]]] = (tokenizer, [])
 
     def add(self, plan: list, odd: list) -> Callable[[], list]:
         """The exceptions of one more text, as a function that computes them when called."""
-        self.texts.append((plan, odd))
-        return partial(self.exceptions, len(self.texts) - 1)
+        state = self._state
+        assert type(state) is tuple
+        state[1].append((plan, odd))
+        return partial(self.exceptions, len(state[1]) - 1)
 
     def exceptions(self, k: int) -> list[tuple[int, str]]:
-        found = self.found
-        if found is None:
-            assert self.tokenizer is not None
-            found = self.tokenizer._unknown_text_exceptions(self.texts, self.read)
-            # what is left is the lists the Encodings read
-            self.found, self.tokenizer, self.texts, self.read = found, None, [], {}
-        return found[k]
+        state = self._state
+        if type(state) is tuple:
+            tokenizer, texts = state
+            state = self._state = tokenizer._unknown_text_exceptions(texts, self.read)
+            self.read = {}  # the plans and these strings are dropped: the Encodings need neither
+        return state[k]
 
 
 class Tokenizer:
