@@ -81,6 +81,13 @@ def _cut(column: Column, start: int, stop: int) -> Column:
     """``column[start:stop]``, as a list or as parts like ``column``."""
     if type(column) is not tuple:
         return column[start:stop]
+    if len(column) == 1:  # most columns of a sequence cut into windows
+        n, kind, a, b = column[0]
+        if stop > n:
+            stop = n
+        if start >= stop:
+            return ()
+        return ((stop - start, kind, a, b if kind == _FILL else b + start),)
     out = []
     pos = 0
     for part in column:
@@ -303,19 +310,20 @@ class Encoding:
 
     def merge_with(self, pair: Encoding) -> None:
         """Append ``pair``; the overflowing windows become the library's cross product: each of
-        ours + pair, then each of ours + each of pair's, then self + each of pair's."""
+        ours + pair, then each of ours + each of pair's, then self + each of pair's. ``pair``
+        is only read (the result shares no list with it that either side mutates)."""
         overflowing = []
         for mine in self.overflowing:
             combined = mine.copy()
-            combined.merge_with(pair.copy())
+            combined.merge_with(pair)
             overflowing.append(combined)
             for theirs in pair.overflowing:
                 combined = mine.copy()
-                combined.merge_with(theirs.copy())
+                combined.merge_with(theirs)
                 overflowing.append(combined)
         for theirs in pair.overflowing:
             combined = self.copy()
-            combined.merge_with(theirs.copy())
+            combined.merge_with(theirs)
             overflowing.append(combined)
         shift = len(self.ids)
         for seq_id, (start, end) in pair._ranges.items():

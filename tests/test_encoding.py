@@ -135,6 +135,31 @@ def test_parts_behave_as_lists(start, ops):
         assert view(lazy.copy()) == view(eager), op
 
 
+@settings(max_examples=examples(500), deadline=None)
+@given(
+    start=sequences(),
+    other=sequences(),
+    cut=st.none() | st.tuples(st.integers(0, 4), st.integers(0, 1)),
+    ops=st.lists(operations, max_size=4),
+)
+def test_merging_only_reads_its_argument(start, other, cut, ops):
+    """What ``merge_with`` appends (and its overflowing windows) is unchanged by the merge and
+    by anything done to the result after: the pipeline merges without copying it."""
+    for lazy in (False, True):
+        e = twins(*start)[lazy]
+        pair = twins(*other)[lazy]
+        if cut is not None and cut[1] < max(cut[0], 1):
+            pair.truncate(cut[0], cut[1], "right")
+        before = view(pair.copy())
+        e.merge_with(pair)
+        for op in ops:
+            if windows(e) > MAX_WINDOWS:
+                break
+            e = apply(e, op, lazy)
+            view(e)  # the columns read, and with them any list a part shares
+        assert view(pair) == before
+
+
 # Merging is a cross product of the overflowing windows, nested ones included, so a few
 # truncations and merges can make millions of windows (a full-tier run once grew a worker
 # to 19 GB); past this many, an example stops applying operations.

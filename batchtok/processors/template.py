@@ -32,14 +32,17 @@ class TemplateProcessing(PostProcessor):
             raise EncodeError("TemplateProcessing got more than two encodings (tokenizers panics)")
         template = self.pair_template if len(encodings) == 2 else self.single_template
         out = []
-        for kind, name, type_id in template:
+        for at, (kind, name, type_id) in enumerate(template):
             if kind == "Sequence":
                 i = 0 if name == "A" else 1
                 e = encodings[i]
                 # only the top-level type ids change, not the overflowing windows'
                 e.set_type_ids(type_id)
                 e.set_sequence_id(i)
-                out.append(e.copy())
+                # the encodings are consumed: a copy only for a sequence the template uses
+                # again (with its own type id)
+                again = any(k == "Sequence" and n == name for k, n, _ in template[at + 1 :])
+                out.append(e.copy() if again else e)
             elif add_special_tokens:
                 ids, tokens = self.special_tokens[name]
                 out.append(Encoding.of_specials(ids, tokens, type_id))
