@@ -480,11 +480,11 @@ class Tokenizer:
             if chars >= PREFILL_CHARS:
                 if split_many is not None:
                     wanted = self._split_plans(chunk)
-                self._assemble(chunk, wanted, exceptions, out, pending)
+                self._assemble(chunk, wanted, out, pending)
                 chunk, wanted, chars = [], set(), 0
         if split_many is not None:
             wanted = self._split_plans(chunk)
-        self._assemble(chunk, wanted, exceptions, out, pending)
+        self._assemble(chunk, wanted, out, pending)
         return out
 
     def _split_plans(self, chunk: list[tuple[int, list, list]]) -> set[str]:
@@ -512,7 +512,6 @@ class Tokenizer:
         self,
         chunk: list[tuple[int, list, list]],
         wanted: set[str],
-        exceptions: bool,
         out: list[tuple[list, list | Callable[[], list]] | None],
         pending: _UnknownTexts | None,
     ) -> None:
@@ -551,20 +550,14 @@ class Tokenizer:
         lookup = cache.__getitem__
         text_token_id = self._text_token_id
         for at, plan, odd in chunk:
-            if not odd:
-                # each piece's ids extend the list in one C call (not an item at a time)
-                ids = reduce(iadd, map(lookup, plan), [])
-                if pending is not None and text_token_id in ids:
-                    out[at] = (ids, pending.add(plan, odd))
-                else:
-                    out[at] = (ids, [])
-                continue
-            piece_ids = list(map(lookup, plan))
-            ids = list(chain.from_iterable(piece_ids))
+            # each piece's ids extend the list in one C call (not an item at a time)
+            ids = reduce(iadd, map(lookup, plan), [])
             if pending is not None and text_token_id in ids:
                 out[at] = (ids, pending.add(plan, odd))
+            elif odd:  # (the pieces' ids again, for the added tokens' positions)
+                out[at] = (ids, self._plan_strings(plan, list(map(lookup, plan)), odd, None))
             else:
-                out[at] = (ids, self._plan_strings(plan, piece_ids, odd, None))
+                out[at] = (ids, [])
 
     def _plan_strings(
         self,

@@ -20,6 +20,9 @@ class TemplateProcessing(PostProcessor):
             )
             for is_pair, t in ((False, single), (True, pair))
         }
+        # the encodings are consumed: a sequence is copied only where the template uses it
+        # again after (with its own type id)
+        self._copied = {is_pair: _used_again(t) for is_pair, t in ((False, single), (True, pair))}
 
     def added_tokens(self, is_pair: bool) -> int:
         return self._added[is_pair]
@@ -31,6 +34,7 @@ class TemplateProcessing(PostProcessor):
             # tokenizers panics (`todo!()`) when a Sequence hands a template more than two
             raise EncodeError("TemplateProcessing got more than two encodings (tokenizers panics)")
         template = self.pair_template if len(encodings) == 2 else self.single_template
+        copied = self._copied[len(encodings) == 2]
         out = []
         for at, (kind, name, type_id) in enumerate(template):
             if kind == "Sequence":
@@ -39,10 +43,7 @@ class TemplateProcessing(PostProcessor):
                 # only the top-level type ids change, not the overflowing windows'
                 e.set_type_ids(type_id)
                 e.set_sequence_id(i)
-                # the encodings are consumed: a copy only for a sequence the template uses
-                # again (with its own type id)
-                again = any(k == "Sequence" and n == name for k, n, _ in template[at + 1 :])
-                out.append(e.copy() if again else e)
+                out.append(e.copy() if at in copied else e)
             elif add_special_tokens:
                 ids, tokens = self.special_tokens[name]
                 out.append(Encoding.of_specials(ids, tokens, type_id))
@@ -110,3 +111,13 @@ def _template_pieces(spec: Spec, key: str, special_tokens: dict) -> list:
             )
         out.append((kind, name, type_id))
     return out
+
+
+def _used_again(template: list) -> frozenset[int]:
+    """The positions of the template's sequences that it places again later."""
+    return frozenset(
+        at
+        for at, (kind, name, _) in enumerate(template)
+        if kind == "Sequence"
+        and any(k == "Sequence" and n == name for k, n, _ in template[at + 1 :])
+    )
