@@ -17,7 +17,8 @@ write; a crash between steps leaves the set without its primary file (treated as
 written again by the next run) plus at most temporary files in ``tmp_dir``. The provenance
 sidecar ``<name>.batchtok.json`` is one of the non-primary files: whenever the primary file is
 visible, the sidecar beside it describes it (it records every file's size, which
-:func:`read_sidecar` checks).
+:func:`read_sidecar` checks, and every file's xxh3-128, hashed while it was written: the runner
+compares it under ``--verify`` and whenever a file's stat changed since it was written).
 
 Readers validate everything they rely on and raise :class:`FormatError` naming the file and
 what is wrong with it.
@@ -28,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import sys
 import tempfile
 from array import array
@@ -37,6 +37,7 @@ from itertools import repeat
 from typing import Any, BinaryIO
 
 import pyarrow as pa
+import xxhash
 
 from .access import LOCAL, FileAccess
 
@@ -206,6 +207,12 @@ class TokenFileWriter:
         self.documents = 0
         self._tmp: list[str] = []
         self._data: BinaryIO | None = None
+        # A dropped short tail (keep_last=False) is fewer than pack_length tokens: hold that
+        # many bytes back from the data file's hash until the end says what is kept.
+        hold = pack_length * self.itemsize if pack_length and not keep_last else 0
+        self._data_hash = _HeldBackHash(hold)
+        # name -> xxh3-128 of every file of the set, the sidecar's included, once closed
+        self.digests: dict[str, str] = {}
 
     # -- the caller's side ----------------------------------------------------------------
 
@@ -221,7 +228,7 @@ class TokenFileWriter:
     def add_document(self, ids: Any) -> None:
         """Append one document (a list, array or ndarray of ids; may be empty)."""
         data = token_bytes(ids, self.typecode)
-        self._data_file().write(data)
+        self._write_data(data)
         self._count(data.nbytes // self.itemsize)
 
     def add_lengths(self, lengths: Iterable[int]) -> None:
@@ -232,28 +239,34 @@ class TokenFileWriter:
     def copy_data(self, path: str) -> None:
         """Append the raw token bytes of the data file ``path`` (a part being merged)."""
         with open(path, "rb") as src:
-            shutil.copyfileobj(src, self._data_file(), _COPY_BUFFER)
+            while chunk := src.read(_COPY_BUFFER):
+                self._write_data(chunk)
 
     def close(self) -> None:
         """Write the index files and publish the set; on any failure nothing new is visible
         and the temporary files are gone."""
         try:
             data = self._data_file()
+            dropped = 0
             if self.pack_length is not None and not self.keep_last:
                 kept = self.tokens - self.tokens % self.pack_length
+                dropped = (self.tokens - kept) * self.itemsize
                 data.truncate(kept * self.itemsize)
                 self.tokens = kept
             data.flush()
             os.fsync(data.fileno())
             data.close()
+            data_name = os.path.basename(self.dest + self.data_suffix)
+            self.digests = {data_name: self._data_hash.hexdigest(dropped)}
             staged = [(self._tmp[0], self.dest + self.data_suffix)]
             for suffix, pieces in self.index_files():
-                staged.append((self._stage(pieces), self.dest + suffix))
+                staged.append((self._stage(pieces, self.dest + suffix), self.dest + suffix))
             if self.data_is_primary:
                 staged.append(staged.pop(0))
             sizes = {os.path.basename(dest): os.path.getsize(tmp) for tmp, dest in staged}
             text = json.dumps(self.sidecar(sizes), sort_keys=True) + "\n"
-            staged.insert(-1, (self._stage([text.encode()]), self.dest + SIDECAR))
+            sidecar = self._stage([text.encode()], self.dest + SIDECAR)
+            staged.insert(-1, (sidecar, self.dest + SIDECAR))
             self.publisher(staged)
         except BaseException:
             self.abort()
@@ -290,6 +303,7 @@ class TokenFileWriter:
             "tokens": self.tokens,
             "pack_length": self.pack_length,
             "files": sizes,
+            "xxh3_128": dict(self.digests),  # of each file but the sidecar itself
             "provenance": self.provenance,
         }
 
@@ -316,13 +330,48 @@ class TokenFileWriter:
             self._data = self._new_tmp(self.data_suffix)
         return self._data
 
-    def _stage(self, pieces: Iterable[bytes]) -> str:
+    def _write_data(self, data: bytes | memoryview) -> None:
+        self._data_file().write(data)
+        self._data_hash.update(data)
+
+    def _stage(self, pieces: Iterable[bytes], name: str) -> str:
+        """Write a file of the set (``name`` its published name, for its digest), fsynced."""
+        digest = xxhash.xxh3_128()
         with self._new_tmp("") as f:
             for piece in pieces:
                 f.write(piece)
+                digest.update(piece)
             f.flush()
             os.fsync(f.fileno())
+        self.digests[os.path.basename(name)] = digest.hexdigest()
         return self._tmp[-1]
+
+
+class _HeldBackHash:
+    """xxh3-128 of a stream of bytes of which the last few may be cut off at the end: the
+    last ``hold`` bytes are hashed only once :meth:`hexdigest` says how many to drop."""
+
+    def __init__(self, hold: int) -> None:
+        self.hold = hold
+        self.digest = xxhash.xxh3_128()
+        self.held = bytearray()
+
+    def update(self, data: bytes | memoryview) -> None:
+        if not self.hold:
+            self.digest.update(data)
+            return
+        self.held += data
+        if len(self.held) > 2 * self.hold:  # amortized: shift the buffer now and then
+            cut = len(self.held) - self.hold
+            self.digest.update(memoryview(self.held)[:cut])
+            del self.held[:cut]
+
+    def hexdigest(self, dropped: int = 0) -> str:
+        """The digest of everything but the last ``dropped`` bytes (at most ``hold``)."""
+        assert dropped <= len(self.held)
+        self.digest.update(memoryview(self.held)[: len(self.held) - dropped])
+        self.held = bytearray()
+        return self.digest.hexdigest()
 
 
 def _umask() -> int:

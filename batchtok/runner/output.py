@@ -39,6 +39,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from batchtok.formats.files import SIDECAR
+
 from . import store
 from .cache import file_xxh3
 from .errors import CorruptFileError, DiskFullError
@@ -93,6 +95,17 @@ def output_path(output_dir: str | os.PathLike[str], rel: str, format: str) -> st
     if format == "datatrove":
         return base.removesuffix(".parquet") + ".ds"
     return base
+
+
+def output_files(path: str, format: str) -> list[str]:
+    """Every file of the output whose primary file is ``path`` (a trainer format's set: the
+    data file, its index files and the provenance sidecar), the primary file last."""
+    if format == "megatron":
+        prefix = path.removesuffix(".idx")
+        return [prefix + ".bin", prefix + SIDECAR, path]
+    if format == "datatrove":
+        return [path + ".index", path + ".metadata", path + SIDECAR, path]
+    return [path]
 
 
 def output_path_prefix(path: str, format: str) -> str:

@@ -35,7 +35,13 @@ from .cache import (
 from .encode import TokenizerFacts, applied_options
 from .inputs import InputFile
 from .job import Job
-from .output import full_read_ok, output_path_prefix, read_metadata, shard_row_groups
+from .output import (
+    full_read_ok,
+    output_files,
+    output_path_prefix,
+    read_metadata,
+    shard_row_groups,
+)
 from .output import output_path as format_output_path
 from .store import FILES, OutPath, as_path
 from .token_stats import TokenStats
@@ -145,6 +151,7 @@ class FileState:
     derived: bool = False  # built from parts when complete (a trainer format, packed rows)
     output_trusted: bool = False  # its stat matches the record (no need to re-verify)
     joining: bool = False  # its parts are being joined
+    stats: dict[str, Any] = field(default_factory=dict)  # file name -> its stat when resolved
     note: str = ""  # why an existing output is not used
 
     @property
@@ -215,9 +222,10 @@ def resolve(
             old_keys = [s.get("key") for s in doc.get("shards") or []]
             ranges = shard_row_groups(doc, footer)
             remembered = record.get("output") or {}
+            state.stats = {out.name: stat_of(out)}
             trusted = (
                 not verify
-                and remembered.get("stat") == stat_of(out)
+                and remembered.get("stat") == state.stats[out.name]
                 and remembered.get("keys") == old_keys
             )
             problem = None if trusted else full_read_ok(out)
@@ -253,42 +261,104 @@ def resolve(
                 )
 
 
-def derived_keys(state: FileState) -> list[str] | None:
+def output_set(state: FileState) -> list[OutPath]:
+    """Every file of the state's output (a trainer format's set, the primary file last)."""
+    return [as_path(p) for p in output_files(str(state.output), state.format)]
+
+
+def derived_source(state: FileState) -> tuple[list[Any], dict[str, str]] | None:
     """The shard keys a derived output (trainer format, packed rows) was built from, from its
-    sidecar or metadata; None if it is missing or unreadable."""
+    sidecar or metadata, and the content hashes its sidecar records (file name -> xxh3-128;
+    none for packed Parquet, or a sidecar written before batchtok recorded them); None if it
+    is missing or unreadable."""
     out = str(state.output)
     try:
         if state.format == "parquet":
             doc, _ = read_metadata(state.output)
+            hashes: Any = {}
         else:
-            prefix = output_path_prefix(out, state.format)
-            doc = read_sidecar(prefix, FILES).get("provenance") or {}
-        return [s.get("key") for s in doc.get("shards") or []]
+            sidecar = read_sidecar(output_path_prefix(out, state.format), FILES)
+            doc, hashes = sidecar.get("provenance") or {}, sidecar.get("xxh3_128")
+        keys = [s.get("key") for s in doc.get("shards") or []]
     except (OSError, pa.ArrowException, ValueError, AttributeError):
         return None
+    return keys, _digests(hashes)
+
+
+def derived_keys(state: FileState) -> list[str] | None:
+    """The shard keys a derived output was built from (:func:`derived_source`)."""
+    found = derived_source(state)
+    return None if found is None else found[0]
+
+
+def _digests(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def _resolve_derived(state: FileState, verify: bool, remembered: dict[str, Any]) -> None:
     """A derived output is complete when it was built from exactly these shards (its sidecar
-    checks every file's size); otherwise every shard without a part is encoded again."""
+    checks every file's size) and each of its files is as written (:func:`derived_change`);
+    otherwise every shard without a part is encoded again."""
     if not state.output.exists():
         return
-    keys = derived_keys(state)
-    if keys != state.keys:
+    found = derived_source(state)
+    if found is None or found[0] != state.keys:
         state.note = (
             f"existing output {state.output} was built from other shards (or is unreadable); "
             "it will be rewritten"
         )
         return
-    problem = derived_problem(state) if verify else None
+    keys, sidecar_hashes = found
+    if remembered.get("keys") != keys:  # a record of another output: its stats say nothing
+        remembered = {}
+    hashes = {**sidecar_hashes, **_digests(remembered.get("xxh3_128"))}
+    problem = derived_change(state, verify, remembered.get("files"), hashes)
     if problem:
-        state.note = f"existing output {state.output} is corrupt ({problem}); it will be rewritten"
+        state.note = f"existing output {state.output} {problem}; it will be rewritten"
         return
     state.complete = state.output_trusted = True
-    if remembered.get("keys") == keys:  # what its shards held, recorded when it was written
+    if remembered:  # what its shards held, recorded when it was written
         counts = remembered.get("bad_rows") or {}
         state.bad_rows = {k: _count(counts.get(k)) for k in keys}
         _load_token_stats(state, remembered.get("token_stats"), keys)
+
+
+def derived_change(
+    state: FileState, verify: bool, recorded: Any, hashes: dict[str, str]
+) -> str | None:
+    """Why a derived output is not the one batchtok wrote (None if it is), checked as a
+    Parquet output is: each file whose stat differs from the one ``recorded`` when it was
+    written (every file under ``--verify``, or without a record) must hash to the xxh3-128
+    recorded then (``hashes``, by file name); a file without a recorded hash (written before
+    batchtok recorded them) is read back whole instead, as ``--verify`` always does."""
+    paths = output_set(state)
+    state.stats = {p.name: stat_of(p) for p in paths}
+    if verify or not isinstance(recorded, dict):
+        changed = paths
+    else:
+        changed = [p for p in paths if recorded.get(p.name) != state.stats[p.name]]
+    if not changed:
+        return None
+    if verify or any(p.name not in hashes for p in changed):
+        problem = derived_problem(state)
+        if problem:
+            return f"is corrupt ({problem})"
+    for p in changed:
+        want = hashes.get(p.name)
+        if not want:
+            continue
+        try:
+            got = file_xxh3(p)
+        except OSError as exc:
+            return f"is unreadable ({exc})"
+        if got != want:
+            return (
+                f"changed since it was written ({p.name} has content hash {got[:12]}..., "
+                f"{want[:12]}... when it was written)"
+            )
+    return None
 
 
 def derived_problem(state: FileState) -> str | None:
@@ -385,11 +455,20 @@ def output_path(job: Job, f: InputFile) -> OutPath:
     return as_path(format_output_path(str(job.output_dir), f.rel, job.format))
 
 
-def record_output(records: Records, st: FileState, record: dict | None = None) -> None:
-    """Remember the stat and shard keys of a complete output, so that the next run trusts it
-    without reading it again while its stat is unchanged, and the bad rows each shard holds,
-    so that every later run (and ``batchtok status``) reports them."""
+def record_output(
+    records: Records,
+    st: FileState,
+    record: dict | None = None,
+    digests: dict[str, str] | None = None,
+) -> None:
+    """Remember the stat of each file of a complete output and the shard keys it holds, so
+    that the next run trusts it without reading it again while its stats are unchanged (and
+    checks the content hashes, ``digests`` by file name as the writer computed them, of a
+    file whose stat changed); and the bad rows each shard holds, so that every later run (and
+    ``batchtok status``) reports them. The files are listed as this job's (see
+    :mod:`.ownership`)."""
     record = dict(record if record is not None else records.load(st.file.rel))
+    previous = record.get("output") or {}
     if st.derived:
         found = derived_keys(st)
         if found is None:
@@ -401,15 +480,42 @@ def record_output(records: Records, st: FileState, record: dict | None = None) -
             keys = [s.get("key") for s in doc.get("shards") or []]
         except (OSError, pa.ArrowException, ValueError):
             return
+    if digests is None and previous.get("keys") == keys:
+        digests = _digests(previous.get("xxh3_128"))  # verified against them: still theirs
     bad = {k: st.bad_rows[k] for k in keys if st.bad_rows.get(k)}
     tokens = {k: st.token_stats[k].to_json() for k in keys if k in st.token_stats}
+    files = {p.name: stat_of(p) for p in output_set(st)}
     record["output"] = {
-        "stat": stat_of(st.output),
+        "stat": files[st.output.name],
+        "files": files,
+        "xxh3_128": digests or {},
         "keys": keys,
         "bad_rows": bad,
         "token_stats": tokens,
     }
+    record["owned"] = sorted(set(owned_names(record, st)) | set(files))
     records.save(st.file.rel, record)
+
+
+def output_moved(st: FileState, remembered: dict[str, Any]) -> bool:
+    """Whether a trusted output's files have other stats (or more files) than its record
+    says: the record is written again."""
+    files = remembered.get("files")
+    return not isinstance(files, dict) or any(
+        files.get(name) != stat for name, stat in st.stats.items()
+    )
+
+
+def owned_names(record: dict[str, Any], st: FileState) -> list[str]:
+    """The output files (names in the input's output directory) the job's record says this
+    job wrote or began to write; a record of a run that did not list them proves the files
+    of the output it describes."""
+    names = record.get("owned")
+    if isinstance(names, list):
+        return [n for n in names if isinstance(n, str)]
+    if isinstance(record.get("output"), dict):
+        return [p.name for p in output_set(st)]
+    return []
 
 
 def orphan_outputs(records: Records, output_dir: OutPath, inputs: set[str]) -> list[str]:

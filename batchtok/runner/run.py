@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 from ..utils import program
-from .cache import Records, RowGroupHash, memo_hashes, remember_hashes, stat_of
+from .cache import Records, RowGroupHash, memo_hashes, remember_hashes
 from .encode import configure_tokenizer, remember_facts
 from .errors import JobError, LockHeld, LockLost
 from .executor import Event, Failure, LocalExecutor
@@ -44,7 +44,15 @@ from .inputs import InputFile, jsonl_memo
 from .job import Job
 from .lock import RunLock, S3RunLock, check_lock, run_lock
 from .output import use_returning_memory_pool
-from .plan import FileState, hash_spec, orphan_outputs, record_output, remove_part, resolve
+from .plan import (
+    FileState,
+    hash_spec,
+    orphan_outputs,
+    output_moved,
+    record_output,
+    remove_part,
+    resolve,
+)
 from .prepare import Prepared, earlier_runs_in, hash_task, prepare, state_dir
 from .progress import LogSession, Progress
 from .stats import RunStats, ShardStats, process_started
@@ -370,7 +378,7 @@ class _Run:
         for note in st.discarded:
             log.warning("%s", note, extra={"event": "part_discarded", "file": f.rel})
         out = record.get("output") or {}
-        if st.output_trusted and out.get("stat") != stat_of(st.output):
+        if st.output_trusted and output_moved(st, out):
             record_output(self.records, st, record)
 
     def _report_orphans(self) -> None:
@@ -582,7 +590,7 @@ class _Run:
         st = self.states[task.rel]
         if isinstance(result, JoinResult):
             self.stats.encoded.merge(ShardStats(peak_rss_mb=result.peak_rss_mb))
-            record_output(self.records, st)
+            record_output(self.records, st, digests=result.digests)
             self.stats.files_written += 1
             for part in st.parts.values():
                 remove_part(part)
@@ -595,7 +603,7 @@ class _Run:
         self.stats.encoded.merge(result.stats.times(copies))
         self.progress.shards_done += 1
         if len(st.shards) == 1 and not st.derived:
-            record_output(self.records, st)
+            record_output(self.records, st, digests={st.output.name: result.digest})
             self.stats.files_written += 1
             return
         st.parts[task.key] = as_path(task.dest)

@@ -18,7 +18,7 @@ import resource
 import time
 from array import array
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -568,6 +568,8 @@ class AssembleTask:
 class JoinResult:
     rows_out: int
     peak_rss_mb: float
+    # file name -> xxh3-128 of each file written, as computed while writing it
+    digests: dict[str, str] = field(default_factory=dict)
 
 
 TaskResult = HashResult | ShardResult | JoinResult
@@ -592,7 +594,7 @@ def assemble_file(task: AssembleTask, report: Report) -> JoinResult:
             for _ in copy_row_groups(sink, source, first, end):
                 pass
         rows = sink.rows
-    return JoinResult(rows, peak_rss_mb())
+    return JoinResult(rows, peak_rss_mb(), {os.path.basename(task.dest): sink.digest})
 
 
 def _check_part(source: str, digest: str) -> None:
@@ -650,7 +652,7 @@ def _assemble_derived(task: AssembleTask) -> JoinResult:
             if ids is not None:  # a bad row without ids is not a document
                 writer.add_document(ids.to_numpy(zero_copy_only=False))
         _publish_guard()
-    return JoinResult(writer.published_documents(), peak_rss_mb())
+    return JoinResult(writer.published_documents(), peak_rss_mb(), dict(writer.digests))
 
 
 def _assemble_packed_parquet(task: AssembleTask) -> JoinResult:
@@ -682,7 +684,7 @@ def _assemble_packed_parquet(task: AssembleTask) -> JoinResult:
         if rows:
             flush()
         written = sink.rows
-    return JoinResult(written, peak_rss_mb())
+    return JoinResult(written, peak_rss_mb(), {os.path.basename(task.dest): sink.digest})
 
 
 TASK_FUNCTIONS: dict[type, Callable[[Any, Report], TaskResult]] = {

@@ -8,6 +8,7 @@ import os
 from array import array
 
 import pytest
+import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +30,15 @@ from tests.support.tier import examples
 NAMES = sorted(FORMATS)
 
 
+def _sidecar_hashes_hold(dest: str) -> None:
+    """The sidecar holds the xxh3-128 of every file it sizes, as they are on disk."""
+    doc = read_sidecar(dest)
+    assert set(doc["xxh3_128"]) == set(doc["files"])
+    for name, digest in doc["xxh3_128"].items():
+        with open(os.path.join(os.path.dirname(dest), name), "rb") as f:
+            assert xxhash.xxh3_128_hexdigest(f.read()) == digest, name
+
+
 @pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=examples(200), deadline=None)
 @given(case=st.sampled_from(EDGE_VOCABS).flatmap(lambda v: st.tuples(st.just(v), documents(v))))
@@ -46,6 +56,7 @@ def test_documents_read_back_as_written(name, case):
             sum(map(len, docs)),
         )
         assert fmt.module.read_provenance(dest) == {"vocab": vocab}
+        _sidecar_hashes_hold(dest)
         assert os.listdir(tmp_of(os.path.dirname(dest))) == []
 
 
@@ -71,6 +82,8 @@ def test_merge_equals_writing_everything_at_once(name, case, length, keep_last):
         fmt.write(whole, docs, dtype, **options)
         info = fmt.module.merge(parts, merged, tmp_of(d), dtype=dtype, **options)
         assert fmt.bytes(merged) == fmt.bytes(whole)
+        _sidecar_hashes_hold(merged)  # hashed while copied, a dropped tail left out
+        _sidecar_hashes_hold(whole)
         same = ("documents", "tokens", "dtype", "pack_length", "provenance")
         assert [read_sidecar(merged)[k] for k in same] == [read_sidecar(whole)[k] for k in same]
         want = docs if length is None else [r.tolist() for r in pack(docs, length, keep_last)]
