@@ -167,3 +167,19 @@ def test_an_output_written_before_sidecars_held_hashes_is_still_complete(
             assert os.stat(p).st_ino == before[p.name].st_ino, p
             assert os.stat(p).st_mtime_ns == before[p.name].st_mtime_ns, p
     assert _tokens(out, kind) == _want()
+
+
+@pytest.mark.parametrize("kind", ["megatron", "datatrove"])
+def test_a_file_touched_but_unchanged_is_kept_and_its_new_stat_recorded(
+    tmp_path: Path, kind: str
+) -> None:
+    job, out = _job(tmp_path, kind), tmp_path / "out"
+    assert invoke("run", job)[0] == 0
+    data = out / FORMATS[kind][1]
+    inode = data.stat().st_ino
+    os.utime(data, ns=(1, 1))
+    for _ in range(2):  # the first re-run checks its hash and records its new stat
+        code, output = invoke("run", job)
+        assert code == 0 and "nothing to do" in output, output
+    assert data.stat().st_ino == inode
+    assert json.loads(_record(out).read_text())["output"]["files"][data.name] == stat_of(data)
