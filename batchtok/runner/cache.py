@@ -20,13 +20,16 @@ values and digests (:func:`shard_key`).
 
 **Records** (``OUT/.batchtok/records/<file>.json``, one per input file, written only by the
 run's main process) remember for each input its ``(size, mtime_ns, ctime_ns, inode)`` with
-the row-group hashes computed from it, and for its output the same stat (an S3 output's: size
-and ETag) and the shard keys it was written with (and, while a multi-shard file waits to be
-joined, the content hash of each part written). A re-run with nothing changed therefore reads
-no input data: it compares stats and reads each output's footer. An output whose stat no
-longer matches its record (or that has no record) is read whole, with Parquet page checksums
-verified, before it is trusted again: a corrupted or truncated output is detected and redone.
-``--verify`` ignores the records and re-reads everything.
+the row-group hashes computed from it, and for its output the same stat of every file (an S3
+output's: size and ETag; a trainer format's set: each of its files), their content hashes as
+written, and the shard keys it was written with (and, while a multi-shard file waits to be
+joined, the content hash of each part written); and the names of the output files the job
+wrote or began to write (``owned``: what lets a run replace them, :mod:`.ownership`). A re-run
+with nothing changed therefore reads no input data: it compares stats and reads each output's
+footer or sidecar. An output file whose stat no longer matches its record (or that has no
+record) is checked before it is trusted again: a Parquet output is read whole, with page
+checksums verified; a derived output's file must hash as recorded. A corrupted or truncated
+output is detected and redone. ``--verify`` ignores the records' stats and checks everything.
 """
 
 from __future__ import annotations

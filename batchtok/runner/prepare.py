@@ -26,6 +26,7 @@ from .encode import (
 from .errors import JobError
 from .inputs import STATE_DIR, InputFile, resolve_inputs
 from .job import Job
+from .ownership import check_outputs
 from .plan import (
     FileState,
     file_fingerprint,
@@ -135,6 +136,7 @@ def plan_job(job: Job, *, verify: bool = False, hash_inputs: bool = True) -> dic
     earlier_runs_in(job)
     prep = prepare(job, remember=False)
     records = Records(state_dir(job))
+    check_outputs(job, prep.states, records)
     files_out = []
     totals: Counter = Counter()
     notes = list(prep.warnings)

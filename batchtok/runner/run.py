@@ -44,6 +44,7 @@ from .inputs import InputFile, jsonl_memo
 from .job import Job
 from .lock import RunLock, S3RunLock, check_lock, run_lock
 from .output import use_returning_memory_pool
+from .ownership import check_outputs, claim
 from .plan import (
     FileState,
     hash_spec,
@@ -157,6 +158,7 @@ class _Run:
         earlier_runs = earlier_runs_in(job)
         try:
             self.prep = prepare(job, remember=False)
+            check_outputs(job, self.prep.states, self.records)
         except JobError as exc:
             if earlier_runs and not any(p.key == "output.dir" for p in exc.problems):
                 self._record_refusal(exc)
@@ -568,6 +570,7 @@ class _Run:
                     self.stats.cached_bad_rows += st.cached_bad_rows()
                 continue
             todo = st.todo()
+            claim(self.records, st)  # before any of its files is written
             self.stats.shards_cached += len(st.shards) - len(todo)
             self.stats.cached_bad_rows += st.cached_bad_rows()
             keys = set()

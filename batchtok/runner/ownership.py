@@ -1,0 +1,125 @@
+"""Which files at output paths a run may replace: only those it can show batchtok wrote.
+
+A file at an output path (each file of a trainer format's set counts: ``.bin``, ``.idx``,
+``.ds``, ``.ds.index``, ``.ds.metadata``, the ``.batchtok.json`` sidecar) is this job's when
+
+* the job's record of its input (``OUT/.batchtok/records/``) lists it: a run lists the files
+  of an output before it starts writing them (:func:`claim`), so a file it wrote and that was
+  corrupted since, or a set a crash left half renamed, is still known as its own and is
+  rewritten; a record written before records listed files proves the files of the output it
+  describes;
+* or, without such a record (the records were deleted), the file's own provenance names the
+  input it was written from: a Parquet output's ``batchtok`` metadata, a trainer set's sidecar.
+
+Anything else (a user's file, unreadable bytes nothing records, another tool's sidecar) is
+refused before any work (:func:`check_outputs`, exit code 2): a run never replaces a file it
+cannot show it wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pyarrow as pa
+
+from .cache import Records
+from .errors import JobError
+from .job import Job
+from .output import SIDECAR, read_metadata
+from .plan import FileState, output_set, owned_names
+from .store import OutPath, S3Path
+
+SHOWN = 10  # foreign files named one by one; the rest are counted
+
+
+def claim(records: Records, st: FileState) -> None:
+    """List the files of ``st``'s output in its record as this job's, before any is written
+    (nothing is saved if they are listed already)."""
+    record = records.load(st.file.rel)
+    owned = set(owned_names(record, st))
+    names = {p.name for p in output_set(st)}
+    if isinstance(record.get("owned"), list) and names <= owned:
+        return
+    record["owned"] = sorted(owned | names)
+    records.save(st.file.rel, record)
+
+
+def check_outputs(job: Job, states: dict[str, FileState], records: Records) -> None:
+    """Raise :class:`JobError` (exit code 2), naming each file, if a file at an output path
+    is not one this job can show it wrote (see the module docstring)."""
+    foreign: list[str] = []
+    for st in states.values():
+        foreign += foreign_files(st, records.load(st.file.rel))
+    if not foreign:
+        return
+    lines = foreign[:SHOWN]
+    if len(foreign) > SHOWN:
+        lines.append(f"... and {len(foreign) - SHOWN} more")
+    problems = [
+        job.problem(
+            "output.dir",
+            f"{line}; a run never replaces a file batchtok did not write: move it away, or "
+            "choose another output.dir",
+        )
+        for line in lines
+    ]
+    raise JobError(problems, str(job.file or ""))
+
+
+def foreign_files(st: FileState, record: dict[str, Any]) -> list[str]:
+    """Each file at ``st``'s output paths that this job cannot show it wrote, with why."""
+    owned = set(owned_names(record, st))
+    present = [p for p in output_set(st) if p.name not in owned and _present(p)]
+    if not present:
+        return []
+    why = _provenance_problem(st)
+    if why is None:
+        return []
+    return [f"{p} is not a file batchtok wrote ({why})" for p in present]
+
+
+def _present(path: OutPath) -> bool:
+    if isinstance(path, S3Path):
+        return path.head() is not None
+    return os.path.lexists(path)
+
+
+def _provenance_problem(st: FileState) -> str | None:
+    """Why the output's own provenance does not show it is this job's output of its input
+    (None if it does)."""
+    rel = st.file.rel
+    if st.format == "parquet":
+        try:
+            doc, _ = read_metadata(st.output)
+        except (OSError, pa.ArrowException) as exc:
+            return f"not a Parquet file batchtok can read: {exc}"
+        except ValueError:
+            return "a Parquet file without batchtok metadata"
+        if doc.get("engine") != "batchtok" or _named_input(doc) != rel:
+            return f"its batchtok metadata does not name the input {rel}"
+        return None
+    sidecar = next(p for p in output_set(st) if p.name.endswith(SIDECAR))
+    unlisted = "no record of this job lists it, and"
+    try:
+        doc = json.loads(sidecar.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return f"{unlisted} there is no sidecar {sidecar.name}"
+    except (OSError, ValueError) as exc:
+        return f"{unlisted} its sidecar {sidecar.name} is unreadable ({exc})"
+    provenance = doc.get("provenance") if isinstance(doc, dict) else None
+    if not (
+        isinstance(provenance, dict)
+        and doc.get("format") == st.format
+        and provenance.get("engine") == "batchtok"
+        and _named_input(provenance) == rel
+    ):
+        return f"its sidecar {sidecar.name} is not batchtok's record of the output of input {rel}"
+    return None
+
+
+def _named_input(doc: dict[str, Any]) -> Any:
+    """The input file a ``batchtok`` metadata document says its output was written from."""
+    found = doc.get("input")
+    return found.get("file") if isinstance(found, dict) else None
