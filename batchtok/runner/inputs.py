@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import text_arrays
 from .cache import Records, stat_key
 from .errors import JobError, Problem
 from .job import Job
@@ -228,14 +229,6 @@ def _leaf_count(t: pa.DataType) -> int:
     return 1
 
 
-def is_text_type(t: pa.DataType) -> bool:
-    return (
-        pa.types.is_string(t)
-        or pa.types.is_large_string(t)
-        or (hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t))
-    )
-
-
 def _output_column_clash(job: Job, keep: tuple[str, ...], path: str) -> Problem | None:
     """The problem if the ids or count column would take the name of a kept input column."""
     for key, column in (
@@ -249,6 +242,82 @@ def _output_column_clash(job: Job, keep: tuple[str, ...], path: str) -> Problem 
                 "name or leave that column out with output.keep_columns",
             )
     return None
+
+
+def _shown_names(names: list[str]) -> str:
+    return ", ".join(f'"{n}"' for n in names)
+
+
+def _is_bytes_type(t: pa.DataType) -> bool:
+    return (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or (hasattr(pa.types, "is_binary_view") and pa.types.is_binary_view(t))
+    )
+
+
+def _text_column_problem(job: Job, path: str, schema: pa.Schema) -> Problem | None:
+    """The problem with an input's text (or pair) column, if any: missing, named by more than
+    one column (which of them is meant cannot be told), or not text."""
+    names = schema.names
+    for key, column in (
+        ("input.text_column", job.text_column),
+        ("input.pair_column", job.pair_column),
+    ):
+        if column is None:
+            continue
+        count = names.count(column)
+        if count == 0:
+            return job.problem(
+                key, f'column "{column}" is missing from {path} (columns: {", ".join(names)})'
+            )
+        if count > 1:
+            return job.problem(
+                key,
+                f'{count} columns of {path} are named "{column}"; the column to encode must '
+                "have a name of its own: rename the others in the file, or name another column",
+            )
+        column_type = schema.field(column).type
+        if not text_arrays.is_text(column_type):
+            hint = (
+                "; binary holds bytes with no declared encoding: write the column as strings"
+                if _is_bytes_type(column_type)
+                else ""
+            )
+            return job.problem(
+                key,
+                f'column "{column}" of {path} holds {column_type}, expected strings '
+                f"({text_arrays.TEXT_TYPES}){hint}",
+            )
+    return None
+
+
+def _kept_columns(job: Job, path: str, names: list[str]) -> tuple[tuple[str, ...], Problem | None]:
+    """The input columns copied to the output, in file order, or the problem: a listed column
+    missing, or a kept name that more than one column has (an output cannot hold two columns
+    of one name, and a reader could not tell them apart)."""
+    if job.keep_columns is None:
+        keep = tuple(names)
+    else:
+        missing = [c for c in job.keep_columns if c not in names]
+        if missing:
+            return (), job.problem(
+                "output.keep_columns",
+                f"{', '.join(missing)} missing from {path} (columns: {', '.join(names)})",
+            )
+        wanted = set(job.keep_columns)
+        keep = tuple(n for n in names if n in wanted)
+    twice = [n for n in dict.fromkeys(keep) if keep.count(n) > 1]
+    if twice:
+        kept = '"all" columns are' if job.keep_columns is None else "it lists them to be"
+        return (), job.problem(
+            "output.keep_columns",
+            f"{path} has more than one column named {_shown_names(twice)}, and {kept} kept; "
+            "list in output.keep_columns the columns to keep, leaving those out, or rename "
+            "them in the file",
+        )
+    return keep, None
 
 
 def read_input(
@@ -269,40 +338,12 @@ def read_input(
         return None
     names = schema.names
     text, pair = job.text_column, job.pair_column
-    for key, column in (("input.text_column", text), ("input.pair_column", pair)):
-        if column is None:
-            continue
-        if column not in names:
-            problems.append(
-                job.problem(
-                    key, f'column "{column}" is missing from {path} (columns: {", ".join(names)})'
-                )
-            )
-            return None
-        column_type = schema.field(column).type
-        if not is_text_type(column_type):
-            problems.append(
-                job.problem(
-                    key,
-                    f'column "{column}" of {path} holds {column_type}, expected strings '
-                    "(string or large_string)",
-                )
-            )
-            return None
-    if job.keep_columns is None:
-        keep = tuple(names)
-    else:
-        missing = [c for c in job.keep_columns if c not in names]
-        if missing:
-            problems.append(
-                job.problem(
-                    "output.keep_columns",
-                    f"{', '.join(missing)} missing from {path} (columns: {', '.join(names)})",
-                )
-            )
-            return None
-        wanted = set(job.keep_columns)
-        keep = tuple(n for n in names if n in wanted)
+    problem = _text_column_problem(job, path, schema)
+    if problem is None:
+        keep, problem = _kept_columns(job, path, names)
+    if problem is not None:
+        problems.append(problem)
+        return None
     clash = _output_column_clash(job, keep, path)
     if clash is not None:
         problems.append(clash)

@@ -291,8 +291,10 @@ class _ShardState:
 
 
 def _strings(column: pa.Array, what: str, bad: dict[int, str]) -> list[str | None]:
-    """The column's values; a null, or a value that is not UTF-8 (other writers do store
-    such bytes in string columns), is None with its reason added to ``bad``."""
+    """The values of a text column of any text type; a null, or a value that is not UTF-8
+    (other writers do store such bytes in string columns), is None with its reason added to
+    ``bad``."""
+    column = text_arrays.plain_text(column)
     try:
         values = column.to_pylist()
     except UnicodeDecodeError:
