@@ -144,7 +144,7 @@ def _hash_row_groups(
     raw: BinaryIO, text_columns: tuple[str, ...], keep_leaves: tuple[int, ...], batch_rows: int
 ) -> list[RowGroupHash]:
     path = getattr(raw, "name", "input")
-    pf = pq.ParquetFile(raw, buffer_size=READ_CHUNK)
+    pf = text_arrays.open_parquet(raw, buffer_size=READ_CHUNK)
     meta = pf.metadata
     out = []
     for i in range(meta.num_row_groups):

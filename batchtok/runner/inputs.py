@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from . import text_arrays
 from .cache import Records, stat_key
@@ -329,7 +328,7 @@ def read_input(
         return read_jsonl_input(path, rel, job, problems, record or {})
     try:
         with open_source(path, job.storage) as (raw, st):
-            pf = pq.ParquetFile(raw)
+            pf = text_arrays.open_parquet(raw)
             meta = pf.metadata
             schema = pf.schema_arrow
     except (OSError, pa.ArrowException) as exc:

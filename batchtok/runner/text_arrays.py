@@ -6,7 +6,8 @@ Text is every type Arrow gives a Parquet string column (``string``, ``large_stri
 ``arrow.json``); :func:`plain_text` turns any of them into ``string`` or ``large_string``
 without checking the bytes, so a value that is not UTF-8 stays one row's problem
 (the worker makes it a bad row) rather than failing its batch. ``binary`` is not text: it
-has no encoding to trust.
+has no encoding to trust. Every Parquet input is opened with :func:`open_parquet`, which
+reads dictionary columns as Parquet holds them (see there).
 
 ``pyarrow.compute`` gives the same (``binary_length``, ``is_valid``, ``fill_null``), but
 importing it costs about 40 ms, in the parent and in every worker: a tenth of a small run's
@@ -19,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 try:
     import numpy as np
@@ -26,7 +28,7 @@ except ImportError:
     np = None
 
 
-TEXT_TYPES = "string, large_string, string_view, or a dictionary of strings"
+TEXT_TYPES = "string, large_string or string_view, or a dictionary or extension type of strings"
 
 
 def _is_view(t: pa.DataType) -> bool:
@@ -35,7 +37,7 @@ def _is_view(t: pa.DataType) -> bool:
 
 def is_text(t: pa.DataType) -> bool:
     """Whether a column of type ``t`` holds text the runner can encode."""
-    if isinstance(t, pa.ExtensionType):
+    if isinstance(t, pa.BaseExtensionType):
         return is_text(t.storage_type)
     if pa.types.is_dictionary(t):
         return is_text(t.value_type)
@@ -53,6 +55,22 @@ def plain_text(array: pa.Array) -> pa.Array:
     # string_view and dictionaries: large offsets, since a dictionary's repeated values
     # may decode to more than 2 GB
     return array.cast(pa.large_string())
+
+
+def open_parquet(source: Any, **options: Any) -> pq.ParquetFile:
+    """``pq.ParquetFile(source, **options)``, its dictionary columns read with int32
+    indices, as Parquet stores them (``read_dictionary``). A file written from a dictionary
+    with other indices (int8, int64) records them in its Arrow schema, and pyarrow's reader
+    then casts each dictionary it reads: that cast fails the whole read on one value that is
+    not UTF-8 (and on a row group whose dictionary outgrew the indices), where the worker
+    needs one bad row. The schema planned and the batches read come from this one view, so
+    a kept dictionary column is written with int32 indices, its values as they are."""
+    pf = pq.ParquetFile(source, **options)
+    names = [f.name for f in pf.schema_arrow if pa.types.is_dictionary(f.type)]
+    if not names:
+        return pf
+    read_dictionary = list(dict.fromkeys(names))
+    return pq.ParquetFile(source, metadata=pf.metadata, read_dictionary=read_dictionary, **options)
 
 
 def lengths_and_values(array: pa.Array) -> tuple[bytes, memoryview]:

@@ -436,7 +436,7 @@ def read_batches(
                 stream = open_stream(source, compression)
             yield from read_rows(stream, block.first_line, fields, len(texts), batch_rows, schema)
         return
-    pf = pq.ParquetFile(source, buffer_size=1 << 20)
+    pf = text_arrays.open_parquet(source, buffer_size=1 << 20)
     wanted = set(keep) | {settings.text_column, settings.pair_column}
     columns = [n for n in pf.schema_arrow.names if n in wanted]
     first, end = row_groups
