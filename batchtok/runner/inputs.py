@@ -10,12 +10,13 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from . import text_arrays
 from .cache import Records, stat_key
@@ -319,6 +320,45 @@ def _kept_columns(job: Job, path: str, names: list[str]) -> tuple[tuple[str, ...
     return keep, None
 
 
+DELTA_PAGES = ("DELTA_BYTE_ARRAY", "DELTA_LENGTH_BYTE_ARRAY")
+
+
+def _dictionary_in_delta_pages(
+    job: Job,
+    path: str,
+    schema: pa.Schema,
+    meta: pq.FileMetaData,
+    keep: tuple[str, ...],
+    leaf: Callable[[str], int],
+) -> Problem | None:
+    """The problem if a column the run reads is a dictionary (so the file's Arrow schema
+    says) stored in DELTA pages: pyarrow cannot read those back as a dictionary ("Not yet
+    implemented"), so every shard of the file would fail after the work began."""
+    read = {name: "output.keep_columns" for name in keep}
+    read.update({job.text_column: "input.text_column"})
+    if job.pair_column is not None:
+        read[job.pair_column] = "input.pair_column"
+    for name, key in read.items():
+        if not pa.types.is_dictionary(schema.field(name).type):
+            continue
+        j = leaf(name)
+        for i in range(meta.num_row_groups):
+            found = sorted(set(meta.row_group(i).column(j).encodings) & set(DELTA_PAGES))
+            if found:
+                instead = (
+                    "leave it out of output.keep_columns, or "
+                    if key == "output.keep_columns"
+                    else ""
+                )
+                return job.problem(
+                    key,
+                    f'column "{name}" of {path} is a dictionary stored in {found[0]} pages '
+                    f"(row group {i}), which pyarrow cannot read as a dictionary: {instead}"
+                    "write the file again with the column as strings or in dictionary pages",
+                )
+    return None
+
+
 def read_input(
     path: str, rel: str, job: Job, problems: list[Problem], record: dict[str, Any] | None = None
 ) -> InputFile | None:
@@ -365,6 +405,10 @@ def read_input(
         def leaf(name: str) -> int:
             return leaves[name][0]
 
+    problem = _dictionary_in_delta_pages(job, path, schema, meta, keep, leaf)
+    if problem is not None:
+        problems.append(problem)
+        return None
     text_leaf = leaf(text)
     pair_leaf = None if pair is None else leaf(pair)
     text_leaves = (text_leaf,) if pair_leaf is None else (text_leaf, pair_leaf)
