@@ -1,8 +1,9 @@
 """Finding the input files and reading what planning needs from their Parquet footers.
 
 Only footers are read here (schemas, row-group sizes): cheap whatever the file size. Every
-problem (a path that matches nothing, an unreadable file, a missing or non-text column) is
-collected and reported at once, naming the job key, before any work starts.
+problem (a path that matches nothing, an unreadable file, a missing or non-text column, a
+column to read or keep whose name another column has too) is collected and reported at
+once, naming the job key, before any work starts.
 """
 
 from __future__ import annotations
@@ -310,13 +311,12 @@ def _kept_columns(job: Job, path: str, names: list[str]) -> tuple[tuple[str, ...
         keep = tuple(n for n in names if n in wanted)
     twice = [n for n in dict.fromkeys(keep) if keep.count(n) > 1]
     if twice:
-        kept = '"all" columns are' if job.keep_columns is None else "it lists them to be"
-        return (), job.problem(
-            "output.keep_columns",
-            f"{path} has more than one column named {_shown_names(twice)}, and {kept} kept; "
-            "list in output.keep_columns the columns to keep, leaving those out, or rename "
-            "them in the file",
-        )
+        shown = f"{path} has more than one column named {_shown_names(twice)}"
+        if job.keep_columns is None:
+            told = f'{shown}, and "all" keeps each: list the columns to keep, leaving those out'
+        else:
+            told = f"{shown}, which the list names: leave them out of it"
+        return (), job.problem("output.keep_columns", f"{told}, or rename them in the file")
     return keep, None
 
 
