@@ -3,7 +3,8 @@ as (string, large_string, string_view, dictionaries, an extension stored as stri
 Parquet string encoding is text, tokenized as ``tokenizers`` does, with invalid UTF-8 one bad
 row named by its row; kept columns of those types are copied intact and a re-run redoes
 nothing. Columns the reader cannot use (two of one name where a name must pick one column,
-bytes without a text type) are an invalid job before any work."""
+bytes without a text type, a dictionary pyarrow cannot read back) are an invalid job before
+any work."""
 
 from __future__ import annotations
 
