@@ -90,6 +90,7 @@ class TextHasher:
             for chunk in array.chunks:
                 self.update(chunk)
             return
+        array = text_arrays.plain_text(array)  # a dictionary's null values are nulls too
         lengths, values = text_arrays.lengths_and_values(array)
         self.nulls += array.null_count
         self.lengths.update(lengths)
@@ -146,7 +147,7 @@ def _hash_row_groups(
     raw: BinaryIO, text_columns: tuple[str, ...], keep_leaves: tuple[int, ...], batch_rows: int
 ) -> list[RowGroupHash]:
     path = getattr(raw, "name", "input")
-    pf = pq.ParquetFile(raw, buffer_size=READ_CHUNK)
+    pf = text_arrays.open_parquet(raw, buffer_size=READ_CHUNK)
     meta = pf.metadata
     out = []
     for i in range(meta.num_row_groups):
@@ -162,8 +163,8 @@ def _hash_row_groups(
                 hasher.update(batch.column(name))
             if len(text_columns) > 1:
                 nulls += text_arrays.rows_with_a_null(batch, text_columns)
-            else:
-                nulls += batch.column(0).null_count
+        if len(text_columns) == 1:
+            nulls = hashers[0].nulls
         kept = xxhash.xxh3_128()
         rg = meta.row_group(i)
         for leaf in keep_leaves:

@@ -1,8 +1,9 @@
 """Finding the input files and reading what planning needs from their Parquet footers.
 
 Only footers are read here (schemas, row-group sizes): cheap whatever the file size. Every
-problem (a path that matches nothing, an unreadable file, a missing or non-text column) is
-collected and reported at once, naming the job key, before any work starts.
+problem (a path that matches nothing, an unreadable file, a missing or non-text column, a
+column to read or keep whose name another column has too) is collected and reported at
+once, naming the job key, before any work starts.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import text_arrays
 from .cache import Records, stat_key
 from .errors import JobError, Problem
 from .job import Job
@@ -228,14 +230,6 @@ def _leaf_count(t: pa.DataType) -> int:
     return 1
 
 
-def is_text_type(t: pa.DataType) -> bool:
-    return (
-        pa.types.is_string(t)
-        or pa.types.is_large_string(t)
-        or (hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t))
-    )
-
-
 def _output_column_clash(job: Job, keep: tuple[str, ...], path: str) -> Problem | None:
     """The problem if the ids or count column would take the name of a kept input column."""
     for key, column in (
@@ -251,6 +245,120 @@ def _output_column_clash(job: Job, keep: tuple[str, ...], path: str) -> Problem 
     return None
 
 
+def _shown_names(names: list[str]) -> str:
+    return ", ".join(f'"{n}"' for n in names)
+
+
+def _is_bytes_type(t: pa.DataType) -> bool:
+    return (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or (hasattr(pa.types, "is_binary_view") and pa.types.is_binary_view(t))
+    )
+
+
+def _text_column_problem(job: Job, path: str, schema: pa.Schema) -> Problem | None:
+    """The problem with an input's text (or pair) column, if any: missing, named by more than
+    one column (which of them is meant cannot be told), or not text."""
+    names = schema.names
+    for key, column in (
+        ("input.text_column", job.text_column),
+        ("input.pair_column", job.pair_column),
+    ):
+        if column is None:
+            continue
+        count = names.count(column)
+        if count == 0:
+            return job.problem(
+                key, f'column "{column}" is missing from {path} (columns: {", ".join(names)})'
+            )
+        if count > 1:
+            return job.problem(
+                key,
+                f'{count} columns of {path} are named "{column}"; the column to encode must '
+                "have a name of its own: rename the others in the file, or name another column",
+            )
+        column_type = schema.field(column).type
+        if not text_arrays.is_text(column_type):
+            hint = (
+                "; binary holds bytes with no declared encoding: write the column as strings"
+                if _is_bytes_type(column_type)
+                else ""
+            )
+            return job.problem(
+                key,
+                f'column "{column}" of {path} holds {column_type}, expected strings '
+                f"({text_arrays.TEXT_TYPES}){hint}",
+            )
+    return None
+
+
+def _kept_columns(job: Job, path: str, names: list[str]) -> tuple[tuple[str, ...], Problem | None]:
+    """The input columns copied to the output, in file order, or the problem: a listed column
+    missing, or a kept name that more than one column has (an output cannot hold two columns
+    of one name, and a reader could not tell them apart)."""
+    if job.keep_columns is None:
+        keep = tuple(names)
+    else:
+        missing = [c for c in job.keep_columns if c not in names]
+        if missing:
+            return (), job.problem(
+                "output.keep_columns",
+                f"{', '.join(missing)} missing from {path} (columns: {', '.join(names)})",
+            )
+        wanted = set(job.keep_columns)
+        keep = tuple(n for n in names if n in wanted)
+    twice = [n for n in dict.fromkeys(keep) if keep.count(n) > 1]
+    if twice:
+        shown = f"{path} has more than one column named {_shown_names(twice)}"
+        if job.keep_columns is None:
+            told = f'{shown}, and "all" keeps each: list the columns to keep, leaving those out'
+        else:
+            told = f"{shown}, which the list names: leave them out of it"
+        return (), job.problem("output.keep_columns", f"{told}, or rename them in the file")
+    return keep, None
+
+
+DELTA_PAGES = ("DELTA_BYTE_ARRAY", "DELTA_LENGTH_BYTE_ARRAY")
+
+
+def _dictionary_in_delta_pages(
+    job: Job,
+    path: str,
+    schema: pa.Schema,
+    meta: pq.FileMetaData,
+    keep: tuple[str, ...],
+    leaf: Callable[[str], int],
+) -> Problem | None:
+    """The problem if a column the run reads is a dictionary (so the file's Arrow schema
+    says) stored in DELTA pages: pyarrow cannot read those back as a dictionary ("Not yet
+    implemented"), so every shard of the file would fail after the work began."""
+    read = {name: "output.keep_columns" for name in keep}
+    read.update({job.text_column: "input.text_column"})
+    if job.pair_column is not None:
+        read[job.pair_column] = "input.pair_column"
+    for name, key in read.items():
+        if not pa.types.is_dictionary(schema.field(name).type):
+            continue
+        j = leaf(name)
+        for i in range(meta.num_row_groups):
+            found = sorted(set(meta.row_group(i).column(j).encodings) & set(DELTA_PAGES))
+            if found:
+                instead = (
+                    "leave it out of output.keep_columns, or "
+                    if key == "output.keep_columns"
+                    else ""
+                )
+                return job.problem(
+                    key,
+                    f'column "{name}" of {path} is a dictionary stored in {found[0]} pages '
+                    f"(row group {i}), which pyarrow cannot read as a dictionary: {instead}"
+                    "write the file again with the column as strings or in dictionary pages",
+                )
+    return None
+
+
 def read_input(
     path: str, rel: str, job: Job, problems: list[Problem], record: dict[str, Any] | None = None
 ) -> InputFile | None:
@@ -260,7 +368,7 @@ def read_input(
         return read_jsonl_input(path, rel, job, problems, record or {})
     try:
         with open_source(path, job.storage) as (raw, st):
-            pf = pq.ParquetFile(raw)
+            pf = text_arrays.open_parquet(raw)
             meta = pf.metadata
             schema = pf.schema_arrow
     except (OSError, pa.ArrowException) as exc:
@@ -269,40 +377,12 @@ def read_input(
         return None
     names = schema.names
     text, pair = job.text_column, job.pair_column
-    for key, column in (("input.text_column", text), ("input.pair_column", pair)):
-        if column is None:
-            continue
-        if column not in names:
-            problems.append(
-                job.problem(
-                    key, f'column "{column}" is missing from {path} (columns: {", ".join(names)})'
-                )
-            )
-            return None
-        column_type = schema.field(column).type
-        if not is_text_type(column_type):
-            problems.append(
-                job.problem(
-                    key,
-                    f'column "{column}" of {path} holds {column_type}, expected strings '
-                    "(string or large_string)",
-                )
-            )
-            return None
-    if job.keep_columns is None:
-        keep = tuple(names)
-    else:
-        missing = [c for c in job.keep_columns if c not in names]
-        if missing:
-            problems.append(
-                job.problem(
-                    "output.keep_columns",
-                    f"{', '.join(missing)} missing from {path} (columns: {', '.join(names)})",
-                )
-            )
-            return None
-        wanted = set(job.keep_columns)
-        keep = tuple(n for n in names if n in wanted)
+    problem = _text_column_problem(job, path, schema)
+    if problem is None:
+        keep, problem = _kept_columns(job, path, names)
+    if problem is not None:
+        problems.append(problem)
+        return None
     clash = _output_column_clash(job, keep, path)
     if clash is not None:
         problems.append(clash)
@@ -325,6 +405,10 @@ def read_input(
         def leaf(name: str) -> int:
             return leaves[name][0]
 
+    problem = _dictionary_in_delta_pages(job, path, schema, meta, keep, leaf)
+    if problem is not None:
+        problems.append(problem)
+        return None
     text_leaf = leaf(text)
     pair_leaf = None if pair is None else leaf(pair)
     text_leaves = (text_leaf,) if pair_leaf is None else (text_leaf, pair_leaf)

@@ -291,8 +291,10 @@ class _ShardState:
 
 
 def _strings(column: pa.Array, what: str, bad: dict[int, str]) -> list[str | None]:
-    """The column's values; a null, or a value that is not UTF-8 (other writers do store
-    such bytes in string columns), is None with its reason added to ``bad``."""
+    """The values of a text column of any text type; a null, or a value that is not UTF-8
+    (other writers do store such bytes in string columns), is None with its reason added to
+    ``bad``."""
+    column = text_arrays.plain_text(column)
     try:
         values = column.to_pylist()
     except UnicodeDecodeError:
@@ -434,7 +436,7 @@ def read_batches(
                 stream = open_stream(source, compression)
             yield from read_rows(stream, block.first_line, fields, len(texts), batch_rows, schema)
         return
-    pf = pq.ParquetFile(source, buffer_size=1 << 20)
+    pf = text_arrays.open_parquet(source, buffer_size=1 << 20)
     wanted = set(keep) | {settings.text_column, settings.pair_column}
     columns = [n for n in pf.schema_arrow.names if n in wanted]
     first, end = row_groups

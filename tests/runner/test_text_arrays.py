@@ -1,6 +1,7 @@
 """The lengths, values and null counts of text arrays read from their buffers
 (batchtok/runner/text_arrays.py) are what ``pyarrow.compute`` gives, whatever the array: a
-slice, nulls (whose slots may cover bytes), large offsets, no rows, a string view; and so are
+slice, nulls (whose slots may cover bytes), large offsets, no rows, a string view, a
+dictionary (its nulls in the indices or in the values), an extension type; and so are
 the unknown and byte-fallback counts of the runner's token statistics. The way without numpy
 (``pyarrow.compute``) gives the same."""
 
@@ -25,7 +26,11 @@ VALUES = st.lists(st.none() | st.text("aé日🙂 \n", max_size=6), max_size=30)
 def text_arrays_(draw) -> pa.Array:
     """A text array: its type, a slice of it, and null slots that may cover bytes."""
     values = draw(VALUES)
-    kind = draw(st.sampled_from(["string", "large_string", "string_view"]))
+    kind = draw(
+        st.sampled_from(["string", "large_string", "string_view", "dictionary", "dict_nulls"])
+    )
+    if kind in ("dictionary", "dict_nulls"):
+        return draw(dictionaries(values, kind == "dict_nulls"))
     if kind == "string_view" and not hasattr(pa, "string_view"):
         kind = "string"
     if draw(st.booleans()) and any(v is None for v in values):
@@ -41,13 +46,38 @@ def text_arrays_(draw) -> pa.Array:
             arr = arr.cast(getattr(pa, kind)())
     else:
         arr = pa.array(values, getattr(pa, kind)())
-    start = draw(st.integers(0, len(values)))
-    return arr.slice(start, draw(st.integers(0, len(values) - start)))
+    if draw(st.booleans()) and kind == "string":
+        arr = pa.ExtensionArray.from_storage(pa.json_(pa.string()), arr)
+    return sliced(draw, arr)
+
+
+def sliced(draw, arr: pa.Array) -> pa.Array:
+    start = draw(st.integers(0, len(arr)))
+    return arr.slice(start, draw(st.integers(0, len(arr) - start)))
+
+
+@st.composite
+def dictionaries(draw, values: list[str | None], null_values: bool) -> pa.Array:
+    """``values`` dictionary-encoded with indices of any width: each null an index that is
+    null, or (``null_values``) an index to a null value of the dictionary."""
+    distinct = list(dict.fromkeys(v for v in values if v is not None))
+    if null_values:
+        distinct.insert(draw(st.integers(0, len(distinct))), None)
+    indices = [distinct.index(v) if v is not None or null_values else None for v in values]
+    width = draw(st.sampled_from([pa.int8(), pa.int16(), pa.int32(), pa.int64()]))
+    value_type = draw(st.sampled_from([pa.string(), pa.large_string()]))
+    arr = pa.DictionaryArray.from_arrays(pa.array(indices, width), pa.array(distinct, value_type))
+    assert arr.to_pylist() == values
+    return sliced(draw, arr)
 
 
 def reference(arr: pa.Array) -> tuple[bytes, bytes, int]:
     """(lengths as int64 with -1 for null, the non-null values' bytes, their count), by
     pyarrow.compute (which has no kernel for a string view) and to_pylist."""
+    if isinstance(arr, pa.ExtensionArray):
+        arr = arr.storage
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
     if hasattr(pa.types, "is_string_view") and pa.types.is_string_view(arr.type):
         arr = arr.cast(pa.large_string())
     lengths = pc.binary_length(arr).cast(pa.int64()).fill_null(-1).to_pylist()
