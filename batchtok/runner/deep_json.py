@@ -8,6 +8,10 @@ runs out of recursion, redo the work with an explicit stack: the same grammar as
 (its whitespace, its numbers of ASCII digits, ``NaN``, ``Infinity`` and ``-Infinity``, strict
 strings through json's own ``scanstring``, the last of duplicate keys winning), the same values,
 and the same text out (json.dumps' separators, ``ensure_ascii=False``).
+
+An integer longer than :func:`int` converts (``sys.get_int_max_str_digits()``, 4300 digits by
+default: json.loads raises :class:`ValueError` for it) is valid JSON too: it is read as a
+:class:`LongNumber` holding its digits, and written back as them.
 """
 
 from __future__ import annotations
@@ -32,20 +36,53 @@ _WORDS = (
 _END = object()
 
 
+class LongNumber:
+    """A JSON integer with more digits than :func:`int` converts, kept as its text."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: str) -> None:
+        self.digits = digits
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LongNumber) and other.digits == self.digits
+
+    def __hash__(self) -> int:
+        return hash(self.digits)
+
+    def __repr__(self) -> str:
+        return f"LongNumber({self.digits[:20]}...)"
+
+
+def _int(digits: str) -> int | LongNumber:
+    try:
+        return int(digits)
+    except ValueError:  # past sys.get_int_max_str_digits(): converting would be quadratic
+        return LongNumber(digits)
+
+
 def loads(text: str) -> Any:
-    """``json.loads(text)`` for a document nested to any depth; :class:`ValueError`
-    (:class:`json.JSONDecodeError` for a syntax error) where json raises it."""
+    """``json.loads(text)`` for a document nested to any depth, its long integers as
+    :class:`LongNumber`; :class:`json.JSONDecodeError` where json finds a syntax error."""
     try:
         return json.loads(text)
     except RecursionError:
         return _loads_deep(text)
+    except JSONDecodeError:
+        raise
+    except ValueError:  # an integer too long for int()
+        try:
+            return json.loads(text, parse_int=_int)
+        except RecursionError:
+            return _loads_deep(text)
 
 
 def dumps(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False)`` for a value :func:`loads` gave, at any depth."""
+    """``json.dumps(value, ensure_ascii=False)`` for a value :func:`loads` gave, at any depth
+    and with its :class:`LongNumber` digits."""
     try:
         return json.dumps(value, ensure_ascii=False)
-    except RecursionError:
+    except (RecursionError, TypeError):  # too deep, or a LongNumber in it
         return _dumps_deep(value)
 
 
@@ -77,7 +114,7 @@ def _scalar(text: str, at: int) -> tuple[Any, int]:
     whole, fraction, exponent = match.groups()
     if fraction or exponent:
         return float(match.group()), match.end()
-    return int(whole), match.end()
+    return _int(whole), match.end()
 
 
 def _loads_deep(text: str) -> Any:
@@ -145,6 +182,8 @@ def _scalar_text(value: Any) -> str:
         if value in (float("inf"), float("-inf")):
             return "Infinity" if value > 0 else "-Infinity"
         return float.__repr__(value)
+    if isinstance(value, LongNumber):
+        return value.digits
     if isinstance(value, list | dict):  # an empty one
         return "[]" if isinstance(value, list) else "{}"
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")

@@ -193,7 +193,7 @@ def _value(obj: dict, name: str) -> str | None:
 def _json_kind(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
-    if isinstance(value, int | float):
+    if isinstance(value, int | float | deep_json.LongNumber):
         return "a number"
     return "an array" if isinstance(value, list) else "an object"
 

@@ -77,3 +77,13 @@ def test_documents_of_any_depth_are_read_and_written_back(depth: int) -> None:
     for broken in (arrays[:-1], arrays + "]", objects.replace(":", "", 1), arrays + " x"):
         with pytest.raises(json.JSONDecodeError):
             deep_json.loads(broken)
+
+
+def test_an_integer_longer_than_int_converts_is_read_and_written_as_its_digits() -> None:
+    digits = "-" + "9" * 5000
+    for text in (f'{{"a": {digits}, "b": [1, 2.5]}}', "[" * 3000 + digits + "]" * 3000):
+        with pytest.raises((ValueError, RecursionError)):  # json's limits
+            json.loads(text)
+        value = deep_json.loads(text)
+        assert deep_json.dumps(value) == text
+    assert deep_json.loads(digits) == deep_json.LongNumber(digits)

@@ -11,10 +11,11 @@ gzip- or zstd-compressed (in one member or frame, or two).
 :func:`reference` is the definition the runner must agree with, as simply as it can be said:
 lines are what lies between ``\\n`` bytes; a line of only space, tab and ``\\r`` is no row; every
 other line is one row, good if it is UTF-8 holding (after an optional BOM) one JSON object, by
-Python's :mod:`json`, at any depth, whose ``text`` is a string or null, else bad with its line
-number. Planning's row count, the rows read, their kept values, and the bad rows with their line
-numbers must all equal the reference's; nothing else may come out of the reader (a corrupt
-compressed file may fail planning with an error that the planner reports as "cannot read").
+Python's :mod:`json` at any depth and with integers of any length, whose ``text`` is a string
+or null, else bad with its line number. Planning's row count, the rows read, their kept values,
+and the bad rows with their line numbers must all equal the reference's; nothing else may come
+out of the reader (a corrupt compressed file may fail planning with an error that the planner
+reports as "cannot read").
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ SCHEMA = pa.schema([pa.field(name, pa.string()) for name in FIELDS])
 # what planning reports as "cannot read PATH" (see inputs.read_jsonl_input)
 PLANNING_ERRORS = (OSError, pa.ArrowException, EOFError)
 ODD_CHARACTERS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\x00\ufeff\t "
+# valid JSON that json.loads refuses: integers longer than int() converts by default
+LONG_NUMBERS = ["1" + "0" * 4300, "-" + "9" * 5000, "[" + "3" * 4301 + ", 1.5]"]
 DEPTHS = [0, 1, 2, 50, 998, 999, 1000, 1001, 3000] + ([20_000] if FULL else [])
 
 
@@ -58,14 +61,17 @@ class Row:
 
 
 @contextlib.contextmanager
-def _deep_recursion() -> Iterator[None]:
-    """Room for the pure-Python json scanner, whose Python-to-Python calls take no C stack."""
-    limit = sys.getrecursionlimit()
+def _unbounded() -> Iterator[None]:
+    """Room for the pure-Python json scanner (whose Python-to-Python calls take no C stack),
+    and for integers of any length."""
+    limit, digits = sys.getrecursionlimit(), sys.get_int_max_str_digits()
     sys.setrecursionlimit(max(limit, 1_000_000))
+    sys.set_int_max_str_digits(0)
     try:
         yield
     finally:
         sys.setrecursionlimit(limit)
+        sys.set_int_max_str_digits(digits)
 
 
 def _python_decoder() -> json.JSONDecoder:
@@ -135,7 +141,7 @@ def reference(data: bytes) -> list[Row]:
     lines = data.split(b"\n")
     if lines[-1] == b"":  # a final line break ends the last line; it starts none
         lines.pop()
-    with _deep_recursion():
+    with _unbounded():
         return [
             reference_row(number, line)
             for number, line in enumerate(lines, start=1)
@@ -200,6 +206,8 @@ _JSON = st.recursive(
 def nested(draw: st.DrawFn) -> str:
     """A JSON text of a value wrapped in arrays or one-key objects to a drawn depth."""
     inner = json.dumps(draw(_JSON), ensure_ascii=draw(st.booleans()))
+    if draw(st.integers(0, 9)) == 0:
+        inner = draw(st.sampled_from(LONG_NUMBERS))
     depth = draw(st.sampled_from(DEPTHS))
     if draw(st.booleans()):
         return "[" * depth + inner + "]" * depth
@@ -223,7 +231,7 @@ def object_line(draw: st.DrawFn) -> bytes:
     if draw(st.booleans()):
         parts.append('"meta": ' + draw(nested()))
     if draw(st.booleans()):
-        parts.append('"other": ' + json.dumps(draw(_JSON)))
+        parts.append('"other": ' + draw(nested()))  # not kept, but read
     order = draw(st.permutations(parts))
     space = st.text(st.sampled_from(" \t\r"), max_size=2)
     body = draw(space) + "{" + ("," + draw(space)).join(order) + "}" + draw(space)
