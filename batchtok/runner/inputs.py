@@ -471,6 +471,8 @@ def remembered_blocks(job: Job, record: dict[str, Any], stat: dict[str, int]) ->
         blocks = [Block(*map(int, b)) for b in jsonl["blocks"]]
     except (KeyError, TypeError, ValueError):
         return None
+    if not blocks:  # every file has a block now; an older run's record of an empty one
+        return None
     ends = [b.offset + b.length for b in blocks]
     if [b.offset for b in blocks] != [0, *ends[:-1]] or (ends and ends[-1] != stat["size"]):
         return None  # not a tiling of the file as it is

@@ -2,15 +2,22 @@
 
 A JSON Lines file (``.jsonl``, ``.json``, plain or compressed ``.gz`` / ``.zst``) holds one JSON
 object per line; the text is the field ``input.text_column`` names. It is read line by line
-with :func:`json.loads`, so that one broken line is one bad row (with its line number) and not
-a failed file.
+as UTF-8 and parsed as JSON (at any depth: :mod:`.deep_json`), so that one broken line is one
+bad row (with its line number) and not a failed file.
+
+**What a line and a row are** is decided here once, for planning and reading alike: lines end
+at ``\n`` only (as JSON Lines and :mod:`json` have it; a ``\r`` before it is JSON whitespace,
+and the other characters ``str.splitlines`` breaks at, such as form feed, vertical tab, U+0085
+or U+2028, are no line break), and a line is a row unless it holds nothing but JSON whitespace
+(space, tab, ``\r``): a line holding a form feed is a row, and a bad one.
 
 **Blocks play the part of row groups.** An uncompressed file is cut, at planning, into blocks
 of about ``block_bytes`` that end at a line break; a block is the unit of hashing (its bytes'
 xxh3), of shards (whole blocks) and of output row groups. A compressed file cannot be entered
 in the middle, so it is one block and one shard. Planning reads each file once to find the
-line breaks and count the rows (a blank line is not a row); that costs a sequential read,
-small beside encoding.
+line breaks and count the rows; that costs a sequential read, small beside encoding. Every
+file has at least one block: an empty file (or a compressed one holding nothing) has one block
+of no rows, so it is an input with no rows and its output an empty Parquet file.
 
 Kept fields: the text (and pair) field always, and each field ``output.keep_columns`` names,
 as a string column: a string value as it is, any other value as its JSON text, a missing one
@@ -20,19 +27,20 @@ as null. ``"all"`` keeps only the text (and pair) field, as lines need not share
 from __future__ import annotations
 
 import io
-import json
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
 import pyarrow as pa
 
+from . import deep_json
+
 READ_CHUNK = 1 << 20
 PLAIN_SUFFIXES = (".jsonl", ".json", ".ndjson")
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
-_BLANK_LINE = re.compile(rb"^[ \t\r]*$", re.MULTILINE)
+LINE_BREAK = b"\n"
+JSON_WHITESPACE = b" \t\r\n"  # RFC 8259's; nothing else makes a line blank
 
 
 def jsonl_compression(path: str) -> str | None | bool:
@@ -77,14 +85,24 @@ class Block:
         return self.length if self.data_bytes < 0 else self.data_bytes
 
 
+def split_lines(data: bytes) -> tuple[list[bytes], bytes]:
+    """The whole lines of ``data`` (each without its line break), and what follows the last
+    line break (the start of a line, or a last line without its break)."""
+    lines = data.split(LINE_BREAK)
+    return lines, lines.pop()
+
+
+def is_row(line: bytes) -> bool:
+    """Whether a line is a row: it holds more than JSON whitespace."""
+    return bool(line.strip(JSON_WHITESPACE))
+
+
 def _rows_in(data: bytes) -> tuple[int, int]:
-    """(lines, non-blank lines) in ``data``, a run of whole lines (the last may lack its
-    line break)."""
-    if not data:
-        return 0, 0
-    lines = data.count(b"\n") + (not data.endswith(b"\n"))
-    body = data[:-1] if data.endswith(b"\n") else data
-    return lines, lines - len(_BLANK_LINE.findall(body))
+    """(lines, rows) in ``data``, a run of whole lines (the last may lack its line break)."""
+    lines, tail = split_lines(data)
+    if tail:
+        lines.append(tail)
+    return len(lines), sum(map(is_row, lines))
 
 
 class _Borrowed(io.RawIOBase):
@@ -101,6 +119,18 @@ class _Borrowed(io.RawIOBase):
         return self.raw.readinto(buffer)  # type: ignore[attr-defined]
 
 
+class _Counted:
+    """A stream that counts the bytes read from it."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream, self.bytes = stream, 0
+
+    def read(self, size: int) -> bytes:
+        data = self.stream.read(size)
+        self.bytes += len(data)
+        return data
+
+
 def open_stream(raw: IO[bytes], compression: str | None) -> IO[bytes]:
     """The decompressed bytes of ``raw`` from where it stands; ``raw`` stays open."""
     if compression is None:
@@ -109,34 +139,36 @@ def open_stream(raw: IO[bytes], compression: str | None) -> IO[bytes]:
 
 
 def iter_lines(stream: IO[bytes]) -> Iterator[bytes]:
-    """The lines of ``stream`` (each with its line break, the last maybe without), read a
-    chunk at a time: Arrow's decompressing streams have no ``readline``."""
-    tail = b""
+    """The lines of ``stream`` (see :func:`split_lines`), each without its line break, read a
+    chunk at a time: Arrow's decompressing streams have no ``readline``. A line longer than a
+    chunk is gathered in pieces, joined once."""
+    pieces: list[bytes] = []  # the line begun in earlier chunks
     while chunk := stream.read(READ_CHUNK):
-        lines = (tail + chunk).split(b"\n")
-        tail = lines.pop()
-        for line in lines:
-            yield line + b"\n"
-    if tail:
-        yield tail
+        lines, tail = split_lines(chunk)
+        if lines and pieces:
+            lines[0] = b"".join([*pieces, lines[0]])
+            pieces = []
+        yield from lines
+        if tail:
+            pieces.append(tail)
+    if pieces:
+        yield b"".join(pieces)
 
 
 def scan_blocks(raw: IO[bytes], compression: str | None, block_bytes: int) -> list[Block]:
     """The blocks of a file opened in binary mode (read from its start)."""
     if compression is not None:  # one block; its rows counted through the decompressor
-        rows = data_bytes = 0
-        for line in iter_lines(open_stream(raw, compression)):
-            data_bytes += len(line)
-            rows += bool(line.strip())
+        stream = _Counted(open_stream(raw, compression))
+        rows = sum(map(is_row, iter_lines(stream)))
         size = raw.seek(0, os.SEEK_END)
-        return [Block(0, size, rows, 1, data_bytes)] if size else []
+        return [Block(0, size, rows, 1, stream.bytes)]
     blocks: list[Block] = []
     offset, line = 0, 1
     while True:
         data = raw.read(block_bytes)
         if not data:
-            return blocks
-        if not data.endswith(b"\n"):
+            return blocks or [Block(0, 0, 0, 1)]
+        if not data.endswith(LINE_BREAK):
             data += raw.readline()
         lines, rows = _rows_in(data)
         blocks.append(Block(offset, len(data), rows, line))
@@ -155,24 +187,27 @@ def _value(obj: dict, name: str) -> str | None:
     value = obj.get(name)
     if value is None or isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    return deep_json.dumps(value)
 
 
 def _json_kind(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
-    if isinstance(value, int | float):
+    if isinstance(value, int | float | deep_json.LongNumber):
         return "a number"
     return "an array" if isinstance(value, list) else "an object"
 
 
 def _parse(line: bytes, number: int, fields: tuple[str, ...], texts: int) -> tuple[list, str]:
-    """The kept values of one line, and why it is a bad row ("" if it is not). The first
-    ``texts`` fields are the text (and pair), which must be strings."""
+    """The kept values of one line (a row, without its line break), and why it is a bad row
+    ("" if it is not). The first ``texts`` fields are the text (and pair), which must be
+    strings."""
     try:
-        obj = json.loads(line)
-    except UnicodeDecodeError as exc:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:  # decoded here: json.loads would guess UTF-16 or -32
         return [None] * len(fields), f"line {number}: invalid UTF-8 at byte {exc.start}"
+    try:
+        obj = deep_json.loads(text.removeprefix("\ufeff"))  # a BOM before a line is let be
     except ValueError as exc:
         return [None] * len(fields), f"line {number}: not JSON ({exc})"
     if not isinstance(obj, dict):
@@ -208,7 +243,7 @@ def read_rows(
     bad: dict[int, str] = {}
     number = first_line
     for line in iter_lines(stream):
-        if not line.strip():
+        if not is_row(line):
             number += 1
             continue
         values, reason = _parse(line, number, fields, texts)

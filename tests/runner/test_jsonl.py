@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from batchtok.runner import inputs as inputs_module
 from batchtok.runner import jsonl as jsonl_module
-from batchtok.runner.jsonl import iter_lines, output_name, scan_blocks
+from batchtok.runner.jsonl import is_row, iter_lines, output_name, scan_blocks
 from tests.support.runner import (
     REPO,
     SAMPLE,
@@ -28,6 +28,7 @@ from tests.support.runner import (
     summary,
     texts,
     visible_files,
+    write_parquet,
 )
 from tests.support.tier import examples
 
@@ -176,7 +177,7 @@ def test_blocks_tile_the_file_at_line_breaks_and_count_its_rows(
     assert b"".join(data[b.offset : b.offset + b.length] for b in blocks) == data
     assert all(data[b.offset + b.length - 1 : b.offset + b.length] == b"\n" for b in blocks[:-1])
     assert [b.offset for b in blocks] == sorted({b.offset for b in blocks})
-    rows = [line for line in iter_lines(io.BytesIO(data)) if line.strip()]
+    rows = [line for line in iter_lines(io.BytesIO(data)) if is_row(line)]
     assert sum(b.rows for b in blocks) == len(rows)
     for b in blocks:  # each block's first line number is its place in the file
         assert b.first_line == data[: b.offset].count(b"\n") + 1
@@ -225,3 +226,111 @@ def test_plan_hashes_a_jsonl_file_by_its_blocks_as_a_run_does(tmp_path: Path) ->
     done = json.loads(after)
     assert done["shards"]["total"] == planned["shards"]["total"]
     assert done["shards"].get("to do", 0) == 0
+
+
+@pytest.mark.parametrize("codec", [None, "gzip"])
+def test_a_line_of_a_form_feed_or_vertical_tab_is_one_bad_row_and_the_rest_is_written(
+    tmp_path: Path, codec: str | None
+) -> None:
+    docs = texts(14, seed=11)
+    lines = _lines(docs)
+    odd = {2: "\x0c", 5: "\x0b", 8: " \x0c\t", 10: "\x1c", 12: "\x00"}  # no JSON, not blank
+    for i, line in odd.items():
+        lines[i] = line
+    # characters str.splitlines breaks at are no line break here: each of these is one row
+    docs[3] = "a\u2028b\x85c\u2029d\x1ee"
+    lines[3] = json.dumps({"text": docs[3]}, ensure_ascii=False) + "\r"  # and a CRLF line end
+    lines[6] = json.dumps({"text": docs[6]}) + "\x0c"  # not JSON either
+    odd[6] = lines[6]
+    _write(tmp_path / "in" / ("a.jsonl.gz" if codec else "a.jsonl"), lines, codec)
+    code, output = invoke("run", basic_job(tmp_path))
+    assert code == 3, output
+    for i in odd:
+        assert f"line {i + 1}: not JSON" in output
+    ids = pq.read_table(tmp_path / "out" / "a.parquet")["input_ids"].to_pylist()
+    assert [i for i, row in enumerate(ids) if row is None] == sorted(odd)
+    good = [d for i, d in enumerate(docs) if i not in odd]
+    assert [row for row in ids if row is not None] == oracle_ids(good)
+    assert summary(tmp_path / "out")["bad_rows"]["count"] == len(odd)
+
+
+def test_a_line_nested_past_the_recursion_limit_is_read_as_json(tmp_path: Path) -> None:
+    docs = texts(6, seed=12)
+    lines = _lines(docs)
+    depth = 100_000
+    deep = "[" * depth + "]" * depth
+    lines[1] = json.dumps({"text": docs[1]})[:-1] + ', "meta": ' + deep + "}"  # a good row
+    lines[2] = deep  # valid JSON, but no object
+    lines[4] = '{"text": "x", "meta": ' + "[" * depth + "}"  # not JSON
+    _write(tmp_path / "in" / "a.jsonl", lines)
+    code, output = invoke("run", basic_job(tmp_path, output__keep_columns=["text", "meta"]))
+    assert code == 3, output
+    assert "line 3: an array, not a JSON object" in output
+    assert "line 5: not JSON" in output
+    table = pq.read_table(tmp_path / "out" / "a.parquet")
+    assert table["meta"].to_pylist()[1] == deep  # kept as its JSON text, as json.dumps gives it
+    ids = table["input_ids"].to_pylist()
+    assert [i for i, row in enumerate(ids) if row is None] == [2, 4]
+    assert [row for row in ids if row is not None] == oracle_ids([docs[i] for i in (0, 1, 3, 5)])
+
+
+def _zstd(data: bytes) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.CompressedOutputStream(sink, "zstd") as out:
+        out.write(data)
+    return sink.getvalue().to_pybytes()
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("a.jsonl", b""),
+        ("a.jsonl", b"\n \r\n\t\n"),
+        ("a.jsonl.gz", b""),
+        ("a.jsonl.gz", gzip.compress(b"")),
+        ("a.jsonl.zst", b""),
+        ("a.jsonl.zst", _zstd(b"")),
+    ],
+)
+def test_an_empty_file_is_an_input_with_no_rows(tmp_path: Path, name: str, data: bytes) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / name).write_bytes(data)
+    job = basic_job(tmp_path)
+    code, output = invoke("plan", job)
+    assert code == 0 and "1 files, 1 shards: 1 to do" in output, output
+    code, output = invoke("run", job)
+    assert code == 0, output
+    table = pq.read_table(tmp_path / "out" / "a.parquet")
+    assert table.num_rows == 0 and summary(tmp_path / "out")["rows"]["read"] == 0
+    # the output an input Parquet file with no rows (and only a text column) gets
+    write_parquet(tmp_path / "parquet" / "in" / "a.parquet", [])
+    code, output = invoke("run", basic_job(tmp_path / "parquet", output__keep_columns=["text"]))
+    assert code == 0, output
+    want = pq.read_table(tmp_path / "parquet" / "out" / "a.parquet")
+    assert [(f.name, f.type) for f in table.schema] == [(f.name, f.type) for f in want.schema]
+    code, output = invoke("run", job)
+    assert code == 0 and "nothing to do" in output, output
+
+
+_STREAM = b'{"text": "a"}\n' * 2000
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("a.jsonl.gz", gzip.compress(_STREAM)[:-30]),
+        ("a.jsonl.gz", b"\x1f\x8b not gzip"),
+        ("a.jsonl.zst", _zstd(_STREAM)[:-10]),
+        ("a.jsonl.zst", b"not zstd at all"),
+    ],
+)
+def test_a_truncated_or_corrupt_compressed_file_is_refused_naming_it(
+    tmp_path: Path, name: str, data: bytes
+) -> None:
+    (tmp_path / "in").mkdir()
+    path = tmp_path / "in" / name
+    path.write_bytes(data)
+    for command in ("plan", "run"):
+        code, output = invoke(command, basic_job(tmp_path))
+        assert code == 2, output
+        assert f"cannot read {path}: " in output and "Traceback" not in output, output
