@@ -95,8 +95,39 @@ def error_code(exc: BaseException) -> str:
     return str(response.get("Error", {}).get("Code", ""))
 
 
+# What a request without credentials is told (botocore refuses to send it unsigned; pyarrow
+# sends it unsigned, and a private bucket refuses it).
+NO_CREDENTIALS = (
+    "no AWS credentials were found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
+    "AWS_PROFILE, or run where an instance role applies (storage.anonymous = true reads a "
+    "public bucket without them)"
+)
+
+
 def request_failed(uri: str, what: str, exc: Exception) -> ObjectStoreError:
-    return ObjectStoreError(f"cannot {what} {uri}: {exc}")
+    """The error naming ``uri`` for a failed request (botocore's, or the connection's)."""
+    reason = NO_CREDENTIALS if type(exc).__name__ == "NoCredentialsError" else str(exc)
+    return ObjectStoreError(f"cannot {what} {uri}: {reason}")
+
+
+def _from_botocore(exc: BaseException) -> bool:
+    return type(exc).__module__.startswith("botocore")
+
+
+def credentials_problem() -> str | None:
+    """Why requests to S3 from this process carry no credentials (:data:`NO_CREDENTIALS`, or
+    the credential chain's own error), or None: some were found, ``storage.anonymous`` is set,
+    or boto3, which looks them up as pyarrow does, is not installed. For explaining a refusal,
+    not for deciding one: a public bucket is read without credentials."""
+    if _OPTIONS["current"].anonymous or not boto3_available():
+        return None
+    import boto3
+
+    try:
+        found = boto3.session.Session().get_credentials()
+    except Exception as exc:  # a profile that does not exist, a broken config file
+        return f"the AWS credentials cannot be loaded: {exc}"
+    return NO_CREDENTIALS if found is None else None
 
 
 @dataclass(frozen=True)
@@ -183,7 +214,7 @@ class S3Path:
                     if limit == 0:
                         return
         except Exception as exc:
-            if error_code(exc):
+            if error_code(exc) or _from_botocore(exc):  # no credentials, no connection
                 raise request_failed(str(self), "list", exc) from exc
             raise
 
