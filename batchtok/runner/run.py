@@ -327,7 +327,11 @@ class _Run:
             return RayExecutor(
                 self.workers, job=self.job, tokenizer_bytes=self.prep.tokenizer_bytes
             )
-        return LocalExecutor(self.workers)
+        return LocalExecutor(
+            self.workers,
+            stall_timeout=self.job.stall_timeout,
+            stall_unit_bytes=int(self.job.batch_mb * 1e6),
+        )
 
     def _inputs_to_hash(self) -> list[InputFile]:
         """Resolve the shards of every input whose stat is unchanged since its hashes were

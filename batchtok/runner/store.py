@@ -29,7 +29,7 @@ import contextlib
 import fnmatch
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -48,6 +48,7 @@ OUTPUT_SCHEMES = ("s3",)
 
 _OPTIONS: dict[str, StorageOptions] = {"current": StorageOptions()}
 _CLIENTS: dict[tuple[int, StorageOptions], Any] = {}
+_HEARTBEAT: list[Callable[[], None]] = []  # called after each part uploaded (set_heartbeat)
 
 
 class ObjectStoreError(OSError):
@@ -58,6 +59,12 @@ def configure(options: StorageOptions) -> None:
     """The endpoint, region and credentials mode S3 outputs use in this process (the job's
     ``[storage]`` table); workers get it with their settings."""
     _OPTIONS["current"] = options
+
+
+def set_heartbeat(beat: Callable[[], None] | None) -> None:
+    """Have ``beat()`` called after each part of a multipart upload: a worker uploading a
+    large file is moving on (see :func:`batchtok.runner.worker.set_alive`)."""
+    _HEARTBEAT[:] = [] if beat is None else [beat]
 
 
 def boto3_available() -> bool:
@@ -337,6 +344,8 @@ def _multipart(s3: Any, tmp: str | os.PathLike[str], dest: S3Path, size: int) ->
             while chunk := f.read(PART_BYTES):
                 etag = upload_part(s3, dest, upload_id, number, chunk)
                 parts.append({"ETag": etag, "PartNumber": number})
+                for beat in _HEARTBEAT:
+                    beat()
                 number += 1
         s3.complete_multipart_upload(
             Bucket=dest.bucket,
