@@ -15,17 +15,16 @@ import os
 import re
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 from batchtok.runner import output as output_module
 from tests.support.runner import (
     basic_job,
+    check_outputs,
     invoke,
     oracle_ids,
     summary,
     texts,
-    visible_files,
     write_parquet,
 )
 
@@ -40,21 +39,13 @@ def job(tmp_path: Path) -> Path:
     return basic_job(tmp_path, output__row_group_mb=0.0005)
 
 
-def _check_outputs(out: Path, inputs: Path) -> None:
-    names = visible_files(out)
-    assert names == sorted(p.name for p in inputs.glob("*.parquet"))
-    for name in names:
-        text = pq.read_table(inputs / name)["text"].to_pylist()
-        assert pq.read_table(out / name)["input_ids"].to_pylist() == oracle_ids(text)
-
-
 def test_a_summary_that_cannot_be_written_fails_the_run_naming_it(job: Path) -> None:
     out = job.parent / "out"
     (out / SUMMARY).mkdir(parents=True)  # os.replace onto it fails: EISDIR
     code, output = invoke("run", job)
     assert code == 1, output
     assert f"cannot write the run summary {out / SUMMARY}: Is a directory" in output, output
-    _check_outputs(out, job.parent / "in")  # the outputs are complete and valid
+    check_outputs(out, job.parent / "in")  # the outputs are complete and valid
     assert list((out / ".batchtok").glob("summary.*.tmp")) == []
     (out / SUMMARY).rmdir()
     code, output = invoke("run", job)

@@ -14,15 +14,14 @@ import signal
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 from batchtok.runner import output as output_module
 from batchtok.runner import worker as worker_module
 from tests.support.runner import (
     basic_job,
+    check_outputs,
     invoke,
-    oracle_ids,
     summary,
     texts,
     visible_files,
@@ -30,14 +29,6 @@ from tests.support.runner import (
 )
 
 PARENT = os.getpid()
-
-
-def _check_outputs(out: Path, inputs: Path) -> None:
-    names = visible_files(out)
-    assert names == sorted(p.name for p in inputs.glob("*.parquet"))
-    for name in names:
-        text = pq.read_table(inputs / name)["text"].to_pylist()
-        assert pq.read_table(out / name)["input_ids"].to_pylist() == oracle_ids(text)
 
 
 def _first_time(marker: Path) -> bool:
@@ -82,7 +73,7 @@ def test_a_stopped_worker_is_killed_and_its_shard_retried_in_a_fresh_worker(
     )
     assert found is not None, output
     assert float(found.group(1)) >= 2
-    _check_outputs(tmp_path / "out", tmp_path / "in")
+    check_outputs(tmp_path / "out", tmp_path / "in")
     report = summary(tmp_path / "out")
     assert report["status"] == "success" and len(report["retries"]) == 1, report
     assert report["rows"]["read"] == 120 and report["shards"]["done"] == 2, report
@@ -133,7 +124,7 @@ def test_a_batch_slow_because_it_holds_a_long_row_is_not_killed(
     code, output = invoke("run", job)
     assert code == 0, output
     assert "no progress" not in output and "retry" not in output, output
-    _check_outputs(tmp_path / "out", tmp_path / "in")
+    check_outputs(tmp_path / "out", tmp_path / "in")
     assert summary(tmp_path / "out")["retries"] == []
 
 
