@@ -45,3 +45,26 @@ def slow_encoding(seconds: float) -> None:
         return original(*args, **kwargs)
 
     worker_module._encode_piece = slow
+
+
+def stop_once_on_shard(shard: str, marker: str) -> None:
+    """The first process to write shard ``shard`` stops itself (SIGSTOP, as ``kill -STOP``)
+    after its first row group hit the disk; creating ``marker`` first (holding its pid), so
+    that the retry goes on."""
+    import signal
+
+    original = output_module.AtomicParquet.write
+
+    def write(self: Any, table: pa.Table) -> None:
+        original(self, table)
+        if f'"shard":"{shard}"' not in self.schema.metadata[b"batchtok"].decode():
+            return
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+    output_module.AtomicParquet.write = write
