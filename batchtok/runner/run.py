@@ -183,6 +183,7 @@ class _Run:
                     extra={"event": "stale_lock"},
                 )
             self._clear_tmp()
+            self._check_writable()
             self._abort_uploads()
             return self._work_and_summarize()
         finally:
@@ -190,6 +191,20 @@ class _Run:
                 signal.signal(signal.SIGTERM, previous)
             self._clear_tmp()
             lock.release()
+
+    def _check_writable(self) -> None:
+        """Refuse (exit 2) a state directory the lock could be taken in but nothing written
+        to (a read-only directory holding a writable lock file): every shard would fail."""
+        if isinstance(self.job.output_dir, S3Path):
+            return
+        probe = self.tmp_dir / f"probe.{os.getpid()}"
+        try:
+            self.tmp_dir.mkdir(parents=True, exist_ok=True)
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            problem = self.job.problem("output.dir", _unwritable(exc, self.sdir))
+            raise JobError([problem], str(self.job.file or "")) from exc
 
     def _record_refusal(self, exc: JobError) -> None:
         """An output directory of earlier runs says this run was refused (``batchtok

@@ -632,6 +632,7 @@ def _part_documents(task: AssembleTask) -> Iterator[Any]:
         ids_name = task.schema.names[0]  # a derived output's parts hold ids and counts only
         for i in range(first, end):
             column = pf.read_row_group(i, columns=[ids_name], use_threads=False).column(0)
+            _alive()
             for chunk in column.chunks:
                 values = chunk.flatten()  # the non-null rows' ids, one after another
                 at = 0

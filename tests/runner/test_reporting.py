@@ -130,6 +130,24 @@ def test_a_state_directory_that_cannot_be_written_is_named_with_the_reason(
     assert "cannot create" not in output, output
 
 
+def test_a_state_directory_holding_a_writable_lock_but_read_only_is_refused_up_front(
+    job: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp = job.parent / "out" / ".batchtok" / "tmp"
+    real_mkdir = os.mkdir
+
+    def read_only(path, *args, **kwargs):
+        if os.fspath(path) == str(tmp):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(tmp))
+        return real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", read_only)
+    code, output = invoke("run", job)
+    assert code == 2, output
+    assert f"cannot write {tmp}: Permission denied" in output, output
+    assert not (job.parent / "out" / "a.parquet").exists()
+
+
 def test_the_next_run_removes_the_summary_a_killed_run_left_half_written(job: Path) -> None:
     code, output = invoke("run", job)
     assert code == 0, output
