@@ -172,7 +172,8 @@ def run(job, verify, quiet, log_format, progress, progress_interval) -> None:
         )
     except JobError as exc:
         _fail_usage(exc)
-    if not quiet and result.summary.get("status") not in (None, "locked"):
+    written = "summary_error" not in result.summary
+    if not quiet and written and result.summary.get("status") not in (None, "locked"):
         click.echo(f"summary: {job.output_dir / SUMMARY_NAME}", err=True)
     sys.exit(result.exit_code)
 

@@ -203,6 +203,8 @@ class _Run:
             probe.write_bytes(b"")
             probe.unlink()
         except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # a full disk fails the run (exit 1)
+                return
             problem = self.job.problem("output.dir", _unwritable(exc, self.sdir))
             raise JobError([problem], str(self.job.file or "")) from exc
 
@@ -268,12 +270,14 @@ class _Run:
                 # The outputs are complete and valid, but `batchtok status` and scripts
                 # reading the summary would see the previous run's: not a success.
                 log.error(
-                    "the outputs are complete, but %s: batchtok status shows an earlier run; "
-                    "fix that and run again (nothing is encoded again)",
-                    unwritten.removeprefix("cannot write "),
+                    "the outputs are complete and valid, but without their summary `batchtok "
+                    "status` shows an earlier run: fix that and run again (nothing is encoded "
+                    "again)",
                     extra={"event": "summary_not_written"},
                 )
                 code = EXIT_FAILURE
+            if unwritten is not None:
+                summary = {**summary, "summary_error": unwritten}
         return RunResult(code, summary)
 
     def _output_token_stats(self) -> tuple[TokenStats, int]:

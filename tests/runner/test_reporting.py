@@ -45,6 +45,7 @@ def test_a_summary_that_cannot_be_written_fails_the_run_naming_it(job: Path) -> 
     code, output = invoke("run", job)
     assert code == 1, output
     assert f"cannot write the run summary {out / SUMMARY}: Is a directory" in output, output
+    assert f"summary: {out / SUMMARY}" not in output, output
     check_outputs(out, job.parent / "in")  # the outputs are complete and valid
     assert list((out / ".batchtok").glob("summary.*.tmp")) == []
     (out / SUMMARY).rmdir()
