@@ -38,7 +38,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -135,16 +135,22 @@ def hash_row_groups(
     text_columns: tuple[str, ...],
     keep_leaves: tuple[int, ...],
     batch_rows: int = 8192,
+    alive: Callable[[], None] | None = None,
 ) -> list[RowGroupHash]:
     """Content hash of every row group of one input file, a path or an open binary file
-    (reads the text column and the pair column, if any: ``text_columns``, streamed)."""
+    (reads the text column and the pair column, if any: ``text_columns``, streamed);
+    ``alive()`` is called after each batch read (a worker's proof of progress)."""
     with contextlib.ExitStack() as stack:
         raw = source if not isinstance(source, str) else stack.enter_context(open(source, "rb"))
-        return _hash_row_groups(raw, text_columns, keep_leaves, batch_rows)
+        return _hash_row_groups(raw, text_columns, keep_leaves, batch_rows, alive)
 
 
 def _hash_row_groups(
-    raw: BinaryIO, text_columns: tuple[str, ...], keep_leaves: tuple[int, ...], batch_rows: int
+    raw: BinaryIO,
+    text_columns: tuple[str, ...],
+    keep_leaves: tuple[int, ...],
+    batch_rows: int,
+    alive: Callable[[], None] | None,
 ) -> list[RowGroupHash]:
     path = getattr(raw, "name", "input")
     pf = text_arrays.open_parquet(raw, buffer_size=READ_CHUNK)
@@ -159,6 +165,8 @@ def _hash_row_groups(
             columns=list(text_columns),
             use_threads=False,
         ):
+            if alive is not None:
+                alive()
             for hasher, name in zip(hashers, text_columns):
                 hasher.update(batch.column(name))
             if len(text_columns) > 1:

@@ -172,7 +172,8 @@ def run(job, verify, quiet, log_format, progress, progress_interval) -> None:
         )
     except JobError as exc:
         _fail_usage(exc)
-    if not quiet and result.summary.get("status") not in (None, "locked"):
+    written = "summary_error" not in result.summary
+    if not quiet and written and result.summary.get("status") not in (None, "locked"):
         click.echo(f"summary: {job.output_dir / SUMMARY_NAME}", err=True)
     sys.exit(result.exit_code)
 
@@ -246,7 +247,7 @@ def status(job, as_json) -> None:
     from .lock import current_holder, unfinished_run
     from .prepare import state_dir
     from .store import configure as configure_storage
-    from .summary import SUMMARY_NAME
+    from .summary import SUMMARY_NAME, is_of, read_summary, summary_job
     from .token_stats import token_stats_lines
 
     configure_storage(job.storage)
@@ -256,10 +257,8 @@ def status(job, as_json) -> None:
     except OSError as exc:  # an S3 output that cannot be read
         raise click.ClickException(str(exc)) from exc
     summary_path = job.output_dir / SUMMARY_NAME
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        summary = None
+    summary, missing = read_summary(summary_path)
+    other_job = summary is not None and not is_of(summary, job)
     if as_json:
         click.echo(
             json.dumps(
@@ -267,6 +266,9 @@ def status(job, as_json) -> None:
                     "running": holder.__dict__ if holder else None,
                     "unfinished_run": unfinished.__dict__ if unfinished else None,
                     "last_run": summary,
+                    # why there is no last run to show, or that it is another job's
+                    "summary_problem": missing or None,
+                    "summary_of_another_job": other_job,
                 },
                 indent=2,
             )
@@ -279,8 +281,20 @@ def status(job, as_json) -> None:
                 "the lock: killed?); outputs may be stale or missing: run the job again"
             )
             click.echo("before it:")
+        if summary is not None and other_job:
+            name, file = summary_job(summary)
+            click.echo(
+                f"last run: unknown: {summary_path} is the summary of another job, "
+                f"{name or '?'} ({file or 'no job file'}), not of {job.name} "
+                f"({job.file or 'no job file'}): the two jobs share output.dir and overwrite "
+                "each other's summary; give each job its own output.dir"
+            )
+            click.echo("that job's last run:")
         if summary is None:
-            click.echo(f"last run: none ({summary_path} not found)")
+            if missing.endswith("not found"):
+                click.echo(f"last run: none ({missing})")
+            else:
+                click.echo(f"last run: unknown: {missing}")
         elif "shards" not in summary:
             click.echo(f"last run: {summary.get('status')} (exit {summary.get('exit_code')})")
             for problem in summary.get("problems", [])[:5]:
@@ -304,6 +318,7 @@ def status(job, as_json) -> None:
     ok = (
         unfinished is None
         and summary is not None
+        and not other_job
         and summary.get("exit_code")
         in (
             codes.EXIT_OK,

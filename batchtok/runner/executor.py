@@ -23,11 +23,22 @@ and the next run redoes it. The runner's own errors (a bad row under ``bad_rows 
 input changed, a corrupt file, a full disk, a lost lock) describe the task or the run, not the
 process, and are reported at once. A run that stops dispatching retries nothing.
 
+**A stalled worker is killed.** A worker tells the parent whenever it moves on: before it
+encodes a batch (with the batch's text bytes), after it encodes it (its progress), after each
+8192 rows it hashes, each row group it joins and each part it uploads. One silent for
+``stall_timeout`` seconds (``run.stall_timeout``) has stopped (SIGSTOP, a read that hangs on a
+dead mount or server): the parent kills it (SIGKILL, which a stopped process gets too), names
+its pid, its task and how long it was silent, and retries the task once in a fresh worker, as
+a crashed worker's. A legitimately slow batch is not stalled: a batch holding more text than
+``stall_unit_bytes`` (``run.batch_mb``: one row longer than a batch) is allowed
+``stall_timeout`` per ``stall_unit_bytes`` of its text.
+
 Tasks and results are small (paths, row-group ranges, counts); the data never crosses a pipe.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gc
 import logging
@@ -44,7 +55,7 @@ from typing import Any
 
 from .errors import BadRowError, RunnerError
 from .stats import ShardStats
-from .worker import TaskResult, run_task
+from .worker import TaskResult, run_task, set_alive
 
 log = logging.getLogger("batchtok.runner")
 
@@ -118,6 +129,8 @@ def _worker_main(conn: mpc.Connection, siblings: list[mpc.Connection], parent: i
     def report(added: ShardStats) -> None:
         conn.send(("progress", added))
 
+    set_alive(lambda text_bytes: conn.send(("alive", text_bytes)))
+
     trim = heap_trimmer()
 
     while True:
@@ -173,6 +186,8 @@ class _Worker:
     process: Any
     conn: mpc.Connection
     task: Any = None
+    heard: float = 0.0  # time.monotonic() of its last message (or of its task's start)
+    allowed: float = 0.0  # seconds of silence it may take from then on (stall_timeout, or more)
 
 
 @dataclass
@@ -221,6 +236,8 @@ class TaskQueue:
 class LocalExecutor(TaskQueue):
     """Run tasks on ``workers`` forked processes; iterate :meth:`events` to drive them."""
 
+    stall_timeout: float | None = None  # see the module's docstring; None: wait forever
+    stall_unit_bytes: int = 8_000_000  # the text of a batch (run.batch_mb)
     _pool: list[_Worker] = field(default_factory=list)
     _started: int = 0
 
@@ -263,6 +280,7 @@ class LocalExecutor(TaskQueue):
                 idle = self._spawn()
             self._pending.popleft()
             idle.task = task
+            self._heard(idle)
             try:
                 idle.conn.send(task)
             except (OSError, ValueError):
@@ -300,15 +318,48 @@ class LocalExecutor(TaskQueue):
                 waitables[w.conn] = w
                 waitables[w.process.sentinel] = w
             ready = mpc.wait(list(waitables), timeout=tick)
-            if not ready:
-                yield None
-                continue
             handled: set[int] = set()
             for obj in ready:
                 worker = waitables[obj]
                 if id(worker) in handled or worker.task is None:
                     continue
                 yield from self._read(worker, handled)
+            stalled = self._stalled()
+            for worker, silent in stalled:
+                yield self._kill_stalled(worker, silent)
+            if not ready and not stalled:
+                yield None
+
+    def _heard(self, worker: _Worker, text_bytes: int = 0) -> None:
+        """``worker`` moved on; the silence allowed from now: ``stall_timeout``, or that per
+        ``stall_unit_bytes`` of the batch it starts (``text_bytes``)."""
+        worker.heard = time.monotonic()
+        if self.stall_timeout is not None:
+            units = max(1.0, text_bytes / max(self.stall_unit_bytes, 1))
+            worker.allowed = self.stall_timeout * units
+
+    def _stalled(self) -> list[tuple[_Worker, float]]:
+        """(worker, seconds silent) of each running worker silent longer than allowed."""
+        if self.stall_timeout is None:
+            return []
+        now = time.monotonic()
+        return [
+            (w, now - w.heard)
+            for w in self._pool
+            if w.task is not None and now - w.heard > w.allowed
+        ]
+
+    def _kill_stalled(self, worker: _Worker, silent: float) -> Event:
+        task, worker.task = worker.task, None
+        pid = worker.process.pid
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)  # a stopped process gets SIGKILL too
+        self._retire(worker)
+        error = (
+            f"worker process {pid} reported no progress for {silent:.1f} s while running "
+            f"{task.label} (run.stall_timeout = {self.stall_timeout:g} s): killed it"
+        )
+        return self._retry_or_fail(task, Failure(error, died=True, pid=pid, retryable=True))
 
     def _read(self, worker: _Worker, handled: set[int]) -> Iterator[Event]:
         # Drain everything the worker sent before looking at whether it died.
@@ -323,6 +374,10 @@ class LocalExecutor(TaskQueue):
                 handled.add(id(worker))
                 yield self._died(worker)
                 return
+            if kind == "alive":  # moving on: it starts a batch of ``payload`` text bytes
+                self._heard(worker, payload)
+                continue
+            self._heard(worker)
             if kind == "progress":
                 yield Event("progress", worker.task, payload)
                 continue

@@ -150,6 +150,14 @@ TRUNCATION_WORDS = ("tokenizer", "none")
 
 
 MAX_LENGTH_LIMIT = 2**31 - 1  # the token-count column is int32
+# run.stall_timeout's default. A worker reports progress after each batch it encodes (at most
+# run.batch_mb, 8 MB, of text, unless one row is longer: that batch gets the timeout once per
+# run.batch_mb it holds), after each 8192 rows it hashes and each row group it joins. The
+# slowest text measured (cold cache, no pre-tokenizer splits) encodes at about 0.1 MB/s a
+# worker, so a full batch takes up to ~80 s; uploads are at most one 256 MB PUT or one 64 MB
+# part between reports. Five minutes leaves several times that, and a stopped worker costs
+# five minutes, not a night.
+STALL_TIMEOUT = 300.0
 
 
 def _max_length(value: Any) -> int | str:
@@ -378,6 +386,14 @@ SETTINGS: tuple[Setting, ...] = (
         "Text read and encoded at a time by a worker (MB); bounds memory, not the output.",
     ),
     Setting(
+        "run.stall_timeout",
+        STALL_TIMEOUT,
+        _positive_number,
+        "Seconds a worker may go without reporting progress before it is killed and its task "
+        "retried in a fresh worker (a stopped process, a hung read); a batch holding more "
+        "than run.batch_mb of text (one long row) is allowed this much per run.batch_mb.",
+    ),
+    Setting(
         "run.cache_mb",
         48.0,
         _positive_number,
@@ -435,6 +451,7 @@ class Job:
     pack_keep_last: bool = True
     executor: str = "local"
     ray_address: str = ""
+    stall_timeout: float = STALL_TIMEOUT
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def problem(self, key: str, message: str) -> Problem:
@@ -493,6 +510,7 @@ class Job:
                 "shard_mb": self.shard_mb,
                 "batch_mb": self.batch_mb,
                 "cache_mb": self.cache_mb,
+                "stall_timeout": self.stall_timeout,
             },
         }
 
@@ -705,6 +723,7 @@ def load_job(
         cache_mb=resolved["run.cache_mb"],
         executor=resolved["run.executor"],
         ray_address=resolved["run.ray_address"],
+        stall_timeout=resolved["run.stall_timeout"],
         sources=sources,
     )
 

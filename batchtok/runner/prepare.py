@@ -8,7 +8,7 @@ Everything here validates before any work: a problem raises
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from batchtok import __version__
@@ -36,7 +36,7 @@ from .plan import (
     resolve,
     text_columns,
 )
-from .store import OutPath
+from .store import OutPath, credentials_problem
 from .store import configure as configure_storage
 from .worker import HashTask, hash_file
 
@@ -79,6 +79,29 @@ def prepare(job: Job, *, remember: bool) -> Prepared:
 
     The tokenizer is loaded only if its facts are not remembered from an earlier run (in the
     state directory; ``remember`` stores them)."""
+    try:
+        return _prepare(job, remember)
+    except JobError as exc:
+        raise _explain_credentials(exc) from exc
+
+
+def _explain_credentials(exc: JobError) -> JobError:
+    """``exc``, each problem naming an s3:// object saying so if no AWS credentials were found:
+    pyarrow then sends its requests unsigned, and a private bucket's refusal names no cause."""
+    about_s3 = [p for p in exc.problems if "s3://" in p.message]
+    reason = credentials_problem() if about_s3 else None
+    if reason is None:
+        return exc
+    problems = [
+        replace(p, message=f"{p.message.rstrip('.')}; {reason}")
+        if p in about_s3 and reason not in p.message
+        else p
+        for p in exc.problems
+    ]
+    return JobError(problems, exc.job)
+
+
+def _prepare(job: Job, remember: bool) -> Prepared:
     configure_storage(job.storage)
     sdir = state_dir(job)
     files, warnings = resolve_inputs(job, Records(sdir))

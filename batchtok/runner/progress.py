@@ -184,26 +184,56 @@ class Progress:
         self.shards_done = 0
         self.shards_failed = 0
         self.bytes_total = 0
-        self.stats = ShardStats()  # of this phase so far (hashing: the bytes hashed)
+        # of this phase so far (hashing: the bytes hashed): the tasks finished, and what each
+        # running task reported (id(task) -> counts), dropped if that attempt fails, so that a
+        # retried shard is not counted twice
+        self._finished = ShardStats()
+        self._running: dict[int, ShardStats] = {}
 
     def start(self, phase: str, shards_total: int, bytes_total: int) -> None:
         self.phase = phase
         self.shards_total = shards_total
         self.bytes_total = bytes_total
         self.shards_done = self.shards_failed = 0
-        self.stats = ShardStats()
+        self._finished = ShardStats()
+        self._running = {}
         self.started = time.monotonic()
         self.last = self.started
 
-    def add(self, added: ShardStats) -> None:
-        self.stats.merge(added)
+    @property
+    def stats(self) -> ShardStats:
+        """The counts of this phase so far: finished tasks and running attempts."""
+        total = ShardStats().merge(self._finished)
+        for running in self._running.values():
+            total.merge(running)
+        return total
 
-    def rate(self) -> float:
+    def add(self, added: ShardStats, task: object = None) -> None:
+        """Counts ``task`` reported (None: of no task that could be retried)."""
+        if task is None:
+            self._finished.merge(added)
+        else:
+            self._running.setdefault(id(task), ShardStats()).merge(added)
+
+    def settle(self, task: object) -> None:
+        """``task`` finished: what it reported stays."""
+        done = self._running.pop(id(task), None)
+        if done is not None:
+            self._finished.merge(done)
+
+    def drop(self, task: object) -> None:
+        """``task``'s attempt failed: what it reported is taken back (a retry reports it
+        again; a failed shard's rows are not done)."""
+        self._running.pop(id(task), None)
+
+    def rate(self, stats: ShardStats | None = None) -> float:
         elapsed = time.monotonic() - self.started
-        return self.stats.text_bytes / elapsed / 1e6 if elapsed > 0 else 0.0
+        done = (stats or self.stats).text_bytes
+        return done / elapsed / 1e6 if elapsed > 0 else 0.0
 
     def describe(self) -> str:
-        stats, rate = self.stats, self.rate()
+        stats = self.stats
+        rate = self.rate(stats)
         done_bytes = stats.text_bytes
         left = max(self.bytes_total - done_bytes, 0)
         eta = _duration(left / (rate * 1e6)) if rate > 0 and done_bytes else "?"
@@ -228,6 +258,7 @@ class Progress:
         if self.mode == "live":
             self.console.show(self.describe())
         else:
+            stats = self.stats
             self.log.info(
                 "progress: %s",
                 self.describe(),
@@ -236,9 +267,9 @@ class Progress:
                     "phase": self.phase,
                     "shards_done": self.shards_done,
                     "shards_total": self.shards_total,
-                    "rows": self.stats.rows_in,
-                    "tokens": self.stats.tokens,
-                    "mb_per_s": round(self.rate(), 3),
+                    "rows": stats.rows_in,
+                    "tokens": stats.tokens,
+                    "mb_per_s": round(self.rate(stats), 3),
                 },
             )
 

@@ -30,6 +30,14 @@ is replaced and its task run once more on a fresh actor; an unexpected exception
 once on a fresh actor, then reported; the runner's own errors are reported at once. Outputs
 are published by atomic rename, so a task that Ray reports failed after it ran is harmless.
 
+**A stalled actor is killed** (``run.stall_timeout``, as a local worker is: see
+:mod:`.executor`). An actor runs two threads (``max_concurrency=2``): its task, and the
+answers to the driver's probe, every few seconds, of how long the task has been silent and how
+much text its current batch holds. An actor silent for longer than allowed, or that does not
+answer the probe for that long (a stopped process answers nothing), is killed with
+``ray.kill`` and its task retried once on a fresh actor, with a message naming its process,
+the task and the silence.
+
 **Progress and logs**: the progress an actor's task reported is summed and sent with its
 result (one progress event per finished task); actors log to their stderr, which Ray streams
 to the driver's.
@@ -45,6 +53,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -53,11 +62,12 @@ from .encode import configure_tokenizer, load_tokenizer
 from .executor import Event, Failure, TaskQueue, failure_of, heap_trimmer
 from .job import Job
 from .stats import ShardStats
-from .worker import prepare_workers, prepared_state, run_task
+from .worker import prepare_workers, prepared_state, run_task, set_alive
 
 log = logging.getLogger("batchtok.runner")
 
 OBJECT_STORE_BYTES = 128 * 1024 * 1024  # of a local cluster: only tasks and results pass
+PROBE_SECONDS = 5.0  # how often the driver asks a running actor how long it has been silent
 
 
 class _TaskActor:
@@ -73,7 +83,22 @@ class _TaskActor:
         logger.propagate = False
         self._trim = heap_trimmer()
         self._setup = ""
+        self._heard = time.monotonic()  # the task's last sign of progress
+        self._batch_bytes = 0  # the text of the batch it encodes since then
+        self._setting_up = False
+        set_alive(self._alive)
         self._use(setup[0])
+
+    def _alive(self, text_bytes: int = 0) -> None:
+        self._heard = time.monotonic()
+        self._batch_bytes = text_bytes
+
+    def silence(self) -> tuple[float, int]:
+        """(seconds since the running task last moved on, its current batch's text bytes);
+        answered by the actor's second thread while the task runs."""
+        if self._setting_up:
+            return 0.0, 0
+        return time.monotonic() - self._heard, self._batch_bytes
 
     def _use(self, ref: Any) -> None:
         """Set the worker state from ``ref``'s (job, tokenizer bytes, state, log level),
@@ -98,9 +123,19 @@ class _TaskActor:
     def run(self, task: Any, setup: list[Any]) -> tuple[str, Any, ShardStats]:
         """("done", result, progress) or ("failed", Failure, progress)."""
         progress = ShardStats()
+
+        def report(added: ShardStats) -> None:
+            progress.merge(added)
+            self._alive()
+
         try:
-            self._use(setup[0])
-            result = run_task(task, progress.merge)
+            self._setting_up = True  # loading a tokenizer is not the task's silence
+            try:
+                self._use(setup[0])
+            finally:
+                self._setting_up = False
+                self._alive()
+            result = run_task(task, report)
         except Exception as exc:  # noqa: BLE001 - everything goes back to the driver
             return "failed", failure_of(exc), progress
         if self._trim is not None:
@@ -119,6 +154,10 @@ class _Actor:
     handle: Any
     pid_ref: Any  # the actor's first call: its process id, known once it started
     fresh: bool = True  # has run no task yet
+    heard: float = 0.0  # time.monotonic() the driver last knew its task moved on
+    allowed: float = 0.0  # seconds of silence it may take from then on
+    probe: Any = None  # a silence() call not answered yet
+    asked: float = 0.0  # when it was made (or the task sent)
 
 
 @dataclass
@@ -155,7 +194,10 @@ class RayExecutor(TaskQueue):
         level = logging.getLogger("batchtok").getEffectiveLevel()
         # put once: every actor gets the same object, not a copy per call
         self._setup = [ray.put((self.job, data, state, level))]
-        self._actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_TaskActor)
+        # two threads: the task, and the answers to the stall watch's probes
+        self._actor_class = ray.remote(
+            num_cpus=1, max_restarts=0, max_task_retries=0, max_concurrency=2
+        )(_TaskActor)
         context = ray.get_runtime_context()
         self._session = (context.gcs_address, context.get_job_id())
         for handle in _SPARE.pop(self._session, []):
@@ -228,6 +270,8 @@ class RayExecutor(TaskQueue):
                 self._idle.remove(idle)
             self._pending.popleft()
             idle.fresh = False
+            idle.heard = idle.asked = time.monotonic()
+            idle.allowed, idle.probe = self._allowed(0), None
             self._running[idle.handle.run.remote(task, self._setup)] = (idle, task)
             self._sent(task)
 
@@ -239,6 +283,10 @@ class RayExecutor(TaskQueue):
             self._dispatch()
             if not self._running and not self._pending:
                 return
+            stalled = list(self._stalled())
+            yield from stalled
+            if stalled:
+                continue
             ready, _ = ray.wait(list(self._running), num_returns=1, timeout=tick)
             if not ready:
                 yield None
@@ -262,6 +310,50 @@ class RayExecutor(TaskQueue):
             if progress != ShardStats():
                 yield Event("progress", task, progress)
             yield Event(kind, task, payload)
+
+    def _allowed(self, text_bytes: int) -> float:
+        """The silence allowed an actor starting a batch of ``text_bytes`` (see
+        :mod:`.executor`)."""
+        assert self.job is not None
+        unit = max(self.job.batch_mb * 1e6, 1.0)
+        return self.job.stall_timeout * max(1.0, text_bytes / unit)
+
+    def _stalled(self) -> Iterator[Event]:
+        """Probe the running actors; kill those silent longer than allowed (by their answer,
+        or by not answering for that long), and yield their tasks' retry (or failure)."""
+        assert self.job is not None
+        ray, now = self._ray, time.monotonic()
+        every = min(PROBE_SECONDS, self.job.stall_timeout / 4)
+        for ref, (actor, task) in list(self._running.items()):
+            stalled = False
+            if actor.probe is not None:
+                answered, _ = ray.wait([actor.probe], timeout=0)
+                if answered:
+                    actor.probe = None
+                    try:
+                        silent, text_bytes = ray.get(answered[0])
+                    except ray.exceptions.RayError:  # it died: its task's result says so
+                        continue
+                    actor.heard, actor.allowed = now - silent, self._allowed(text_bytes)
+                    stalled = silent > actor.allowed
+                elif not ray.wait([actor.pid_ref], timeout=0)[0]:
+                    # still starting (loading the tokenizer): not the task's silence
+                    actor.heard = actor.asked = now
+                else:  # a stopped (or hung) process answers nothing
+                    stalled = now - actor.asked > actor.allowed
+            elif now - actor.asked >= every:
+                actor.probe, actor.asked = actor.handle.silence.remote(), now
+            if stalled:
+                del self._running[ref]
+                pid = self._pid(actor)
+                self._kill(actor)
+                error = (
+                    f"Ray actor (process {pid}) reported no progress for {now - actor.heard:.1f}"
+                    f" s while running {task.label} (run.stall_timeout = "
+                    f"{self.job.stall_timeout:g} s): killed it"
+                )
+                failure = Failure(error, died=True, pid=pid, retryable=True)
+                yield self._retry_or_fail(task, failure)
 
     def _pid(self, actor: _Actor) -> int | None:
         try:

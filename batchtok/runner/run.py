@@ -39,7 +39,7 @@ from .cache import Records, RowGroupHash, memo_hashes, remember_hashes
 from .encode import configure_tokenizer, remember_facts
 from .errors import JobError, LockHeld, LockLost
 from .executor import Event, Failure, LocalExecutor
-from .exit_codes import EXIT_FAILURE
+from .exit_codes import EXIT_FAILURE, EXIT_OK, EXIT_OK_WITH_BAD_ROWS
 from .inputs import InputFile, jsonl_memo
 from .job import Job
 from .lock import RunLock, S3RunLock, check_lock, run_lock
@@ -59,7 +59,14 @@ from .progress import LogSession, Progress
 from .stats import RunStats, ShardStats, process_started
 from .store import S3Path, abort_uploads, abort_uploads_of, as_path, local_tmp_dir
 from .store import configure as configure_storage
-from .summary import build_summary, invalid_summary, log_summary, write_chart, write_summary
+from .summary import (
+    build_summary,
+    invalid_summary,
+    log_summary,
+    remove_dead_tmp,
+    write_chart,
+    write_summary,
+)
 from .tasks import encode_settings, join_task, shard_task
 from .token_stats import TokenStats
 from .worker import (
@@ -174,8 +181,7 @@ class _Run:
                 log.error("%s: free some space and run again", message)
                 return RunResult(EXIT_FAILURE, {"status": "failed", "message": message})
             raise JobError(
-                [job.problem("output.dir", f"cannot create {self.sdir}: {exc.strerror or exc}")],
-                str(job.file or ""),
+                [job.problem("output.dir", _unwritable(exc, self.sdir))], str(job.file or "")
             ) from exc
         self.lock = lock
         previous = _install_sigterm()
@@ -187,6 +193,7 @@ class _Run:
                     extra={"event": "stale_lock"},
                 )
             self._clear_tmp()
+            self._check_writable()
             self._abort_uploads()
             return self._work_and_summarize()
         finally:
@@ -194,6 +201,22 @@ class _Run:
                 signal.signal(signal.SIGTERM, previous)
             self._clear_tmp()
             lock.release()
+
+    def _check_writable(self) -> None:
+        """Refuse (exit 2) a state directory the lock could be taken in but nothing written
+        to (a read-only directory holding a writable lock file): every shard would fail."""
+        if isinstance(self.job.output_dir, S3Path):
+            return
+        probe = self.tmp_dir / f"probe.{os.getpid()}"
+        try:
+            self.tmp_dir.mkdir(parents=True, exist_ok=True)
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # a full disk fails the run (exit 1)
+                return
+            problem = self.job.problem("output.dir", _unwritable(exc, self.sdir))
+            raise JobError([problem], str(self.job.file or "")) from exc
 
     def _record_refusal(self, exc: JobError) -> None:
         """An output directory of earlier runs says this run was refused (``batchtok
@@ -249,10 +272,23 @@ class _Run:
         tokens, missing = self._output_token_stats()
         summary["token_stats"] = {**tokens.report(), "shards_without_stats": missing}
         log_summary(summary, self.stats)
+        code = summary["exit_code"]
         if self.lock is None or self.lock.holds_path():
-            write_summary(summary, self.job.output_dir, self.sdir)
+            unwritten = write_summary(summary, self.job.output_dir, self.sdir)
             write_chart(tokens, self.job.output_dir, self.tmp_dir, self.job.name)
-        return RunResult(summary["exit_code"], summary)
+            if unwritten is not None and code in (EXIT_OK, EXIT_OK_WITH_BAD_ROWS):
+                # The outputs are complete and valid, but `batchtok status` and scripts
+                # reading the summary would see the previous run's: not a success.
+                log.error(
+                    "the outputs are complete and valid, but without their summary `batchtok "
+                    "status` shows an earlier run: fix that and run again (nothing is encoded "
+                    "again)",
+                    extra={"event": "summary_not_written"},
+                )
+                code = EXIT_FAILURE
+            if unwritten is not None:
+                summary = {**summary, "summary_error": unwritten}
+        return RunResult(code, summary)
 
     def _output_token_stats(self) -> tuple[TokenStats, int]:
         """The token statistics of every output file written, now or by earlier runs."""
@@ -265,9 +301,12 @@ class _Run:
         return total, missing
 
     def _clear_tmp(self) -> None:
-        # Only our lock holder writes here, so anything present is a dead run's leftover.
+        # Only our lock holder writes here, so anything present is a dead run's leftover:
+        # its temporary files, and a summary it was writing when it was killed.
         if self.tmp_dir.exists():
             shutil.rmtree(self.tmp_dir, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            remove_dead_tmp(self.sdir)
 
     def _work(self) -> None:
         job = self.job
@@ -337,7 +376,11 @@ class _Run:
             return RayExecutor(
                 self.workers, job=self.job, tokenizer_bytes=self.prep.tokenizer_bytes
             )
-        return LocalExecutor(self.workers)
+        return LocalExecutor(
+            self.workers,
+            stall_timeout=self.job.stall_timeout,
+            stall_unit_bytes=int(self.job.batch_mb * 1e6),
+        )
 
     def _inputs_to_hash(self) -> list[InputFile]:
         """Resolve the shards of every input whose stat is unchanged since its hashes were
@@ -403,13 +446,16 @@ class _Run:
                 self.progress.tick()
                 continue
             if event.kind == "progress":
-                self.progress.add(event.payload)
+                self.progress.add(event.payload, event.task)
                 self.progress.tick()
             elif event.kind == "done":
+                self.progress.settle(event.task)
                 on_done(event)
             elif event.kind == "retry":
+                self.progress.drop(event.task)  # the retry reports its rows again
                 self._retrying(event)
             else:
+                self.progress.drop(event.task)
                 self._failed(executor, event)
 
     def _lock_state(self) -> tuple[str, str] | None:
@@ -613,6 +659,15 @@ class _Run:
         st.part_digests[task.key] = result.digest
         if task.rel not in self.stats.failed_files and not st.todo() and not st.joining:
             self._join(executor, st)
+
+
+def _unwritable(exc: OSError, state_dir: Any) -> str:
+    """What taking the lock in ``state_dir`` failed with, naming the path that refused."""
+    path = exc.filename or state_dir
+    reason = exc.strerror or str(exc)
+    if exc.errno in (errno.EEXIST, errno.ENOTDIR, errno.ENOENT):  # a file where a directory goes
+        return f"cannot create {path}: {reason}"
+    return f"cannot write {path}: {reason} (the run keeps its lock and records in {state_dir})"
 
 
 def _install_sigterm():

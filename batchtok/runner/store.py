@@ -29,7 +29,7 @@ import contextlib
 import fnmatch
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -48,6 +48,7 @@ OUTPUT_SCHEMES = ("s3",)
 
 _OPTIONS: dict[str, StorageOptions] = {"current": StorageOptions()}
 _CLIENTS: dict[tuple[int, StorageOptions], Any] = {}
+_HEARTBEAT: list[Callable[[], None]] = []  # called after each part uploaded (set_heartbeat)
 
 
 class ObjectStoreError(OSError):
@@ -58,6 +59,12 @@ def configure(options: StorageOptions) -> None:
     """The endpoint, region and credentials mode S3 outputs use in this process (the job's
     ``[storage]`` table); workers get it with their settings."""
     _OPTIONS["current"] = options
+
+
+def set_heartbeat(beat: Callable[[], None] | None) -> None:
+    """Have ``beat()`` called after each part of a multipart upload: a worker uploading a
+    large file is moving on (see :func:`batchtok.runner.worker.set_alive`)."""
+    _HEARTBEAT[:] = [] if beat is None else [beat]
 
 
 def boto3_available() -> bool:
@@ -95,8 +102,39 @@ def error_code(exc: BaseException) -> str:
     return str(response.get("Error", {}).get("Code", ""))
 
 
+# What a request without credentials is told (botocore refuses to send it unsigned; pyarrow
+# sends it unsigned, and a private bucket refuses it).
+NO_CREDENTIALS = (
+    "no AWS credentials were found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
+    "AWS_PROFILE, or run where an instance role applies (storage.anonymous = true reads a "
+    "public bucket without them)"
+)
+
+
 def request_failed(uri: str, what: str, exc: Exception) -> ObjectStoreError:
-    return ObjectStoreError(f"cannot {what} {uri}: {exc}")
+    """The error naming ``uri`` for a failed request (botocore's, or the connection's)."""
+    reason = NO_CREDENTIALS if type(exc).__name__ == "NoCredentialsError" else str(exc)
+    return ObjectStoreError(f"cannot {what} {uri}: {reason}")
+
+
+def _from_botocore(exc: BaseException) -> bool:
+    return type(exc).__module__.startswith("botocore")
+
+
+def credentials_problem() -> str | None:
+    """Why requests to S3 from this process carry no credentials (:data:`NO_CREDENTIALS`, or
+    the credential chain's own error), or None: some were found, ``storage.anonymous`` is set,
+    or boto3, which looks them up as pyarrow does, is not installed. For explaining a refusal,
+    not for deciding one: a public bucket is read without credentials."""
+    if _OPTIONS["current"].anonymous or not boto3_available():
+        return None
+    import boto3
+
+    try:
+        found = boto3.session.Session().get_credentials()
+    except Exception as exc:  # a profile that does not exist, a broken config file
+        return f"the AWS credentials cannot be loaded: {exc}"
+    return NO_CREDENTIALS if found is None else None
 
 
 @dataclass(frozen=True)
@@ -183,7 +221,7 @@ class S3Path:
                     if limit == 0:
                         return
         except Exception as exc:
-            if error_code(exc):
+            if error_code(exc) or _from_botocore(exc):  # no credentials, no connection
                 raise request_failed(str(self), "list", exc) from exc
             raise
 
@@ -306,6 +344,8 @@ def _multipart(s3: Any, tmp: str | os.PathLike[str], dest: S3Path, size: int) ->
             while chunk := f.read(PART_BYTES):
                 etag = upload_part(s3, dest, upload_id, number, chunk)
                 parts.append({"ETag": etag, "PartNumber": number})
+                for beat in _HEARTBEAT:
+                    beat()
                 number += 1
         s3.complete_multipart_upload(
             Bucket=dest.bucket,

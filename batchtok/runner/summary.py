@@ -26,6 +26,7 @@ from .stats import MAX_EXAMPLES, RunStats
 from .token_stats import CHART_NAME, OLD_CHART_NAME, TokenStats, draw_chart
 
 SUMMARY_NAME = "_batchtok_summary.json"
+TMP_PREFIX = "summary."  # + pid + ".tmp": the summary being written, in the state directory
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
 
 log = logging.getLogger("batchtok.runner")
@@ -181,23 +182,84 @@ def write_chart(tokens: TokenStats, output_dir: store.OutPath, tmp_dir: Path, ti
 
 def write_summary(
     summary: dict[str, Any], output_dir: store.OutPath, tmp_dir: store.OutPath
-) -> None:
-    """Write ``output_dir/_batchtok_summary.json`` atomically (through ``tmp_dir``); a failure
-    is logged, not raised: the outputs are written whatever happens to their summary."""
+) -> str | None:
+    """Write ``output_dir/_batchtok_summary.json`` atomically (through ``tmp_dir``); returns
+    None, or why it could not be written (logged too, naming the file): the outputs are
+    written whatever happens to their summary, so the caller decides what it means."""
     target = output_dir / SUMMARY_NAME
     if isinstance(target, store.S3Path):  # one PUT: atomic
         try:
             target.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
         except OSError as exc:
-            log.error("cannot write the run summary %s: %s", target, exc)
-        return
-    tmp = tmp_dir / f"summary.{os.getpid()}.tmp"
+            return _cannot_write(target, exc)
+        return None
+    tmp = tmp_dir / f"{TMP_PREFIX}{os.getpid()}.tmp"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(summary, f, indent=2, ensure_ascii=False)
             f.write("\n")
         os.replace(tmp, target)
-    except OSError as exc:
-        log.error("cannot write the run summary %s: %s", target, exc)
+    except (OSError, ValueError) as exc:  # ValueError: a text that cannot be encoded
         with contextlib.suppress(OSError):
             tmp.unlink()
+        return _cannot_write(target, exc)
+    return None
+
+
+def _cannot_write(target: store.OutPath, exc: Exception) -> str:
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    message = f"cannot write the run summary {target}: {reason}"
+    log.error("%s", message, extra={"event": "summary_not_written", "file": str(target)})
+    return message
+
+
+def remove_dead_tmp(state_dir: store.OutPath) -> int:
+    """Delete the summaries a killed run left half written in ``state_dir`` (call holding the
+    lock: every summary is written under it, so any there is a dead run's); how many."""
+    if isinstance(state_dir, store.S3Path):  # written in one PUT: nothing is left
+        return 0
+    removed = 0
+    for leftover in Path(state_dir).glob(f"{TMP_PREFIX}*.tmp"):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+            removed += 1
+    return removed
+
+
+def read_summary(path: store.OutPath) -> tuple[dict[str, Any] | None, str]:
+    """(the summary, "") or (None, why there is none to show): not found, unreadable, or not
+    a summary (truncated by a crash or a full disk, or not JSON)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, f"{path} not found"
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return None, f"cannot read {path}: {reason}"
+    try:
+        found = json.loads(text)
+    except ValueError as exc:
+        return None, (
+            f"{path} is unreadable (truncated or not JSON: {exc}); the next run of the job "
+            "writes it again"
+        )
+    if not isinstance(found, dict) or "status" not in found:
+        return None, f"{path} is unreadable: not a batchtok run summary"
+    return found, ""
+
+
+def summary_job(summary: dict[str, Any]) -> tuple[str, str]:
+    """(name, job file) of the job a summary is of ("" when it does not say)."""
+    job = summary.get("job")
+    if not isinstance(job, dict):
+        return "", ""
+    return str(job.get("name") or ""), str(job.get("file") or "")
+
+
+def is_of(summary: dict[str, Any], job: Job) -> bool:
+    """Whether ``summary`` is of ``job``: the same job file (or, run without one, the same
+    name). Two jobs writing to one output directory overwrite each other's summary."""
+    name, file = summary_job(summary)
+    if file and job.file is not None:
+        return file == str(job.file)
+    return not name or name == job.name

@@ -82,6 +82,21 @@ def prepare_workers(
     store.configure(settings.storage)  # S3 outputs: the job's endpoint, in every worker
 
 
+def set_alive(notify: Callable[[int], None] | None) -> None:
+    """Have ``notify(text_bytes)`` called whenever this worker moves on: before it encodes a
+    batch (``text_bytes``: the batch's text, which bounds how long it may take), after each
+    step of hashing or joining, and after each part of an upload (0). The local executor's
+    stall watch (``run.stall_timeout``) hears it; call in the worker process."""
+    _STATE["alive"] = notify
+    store.set_heartbeat(None if notify is None else lambda: notify(0))
+
+
+def _alive(text_bytes: int = 0) -> None:
+    notify = _STATE.get("alive")
+    if notify is not None:
+        notify(text_bytes)
+
+
 def prepared_state() -> dict[str, Any]:
     """What :func:`prepare_workers` set (for an executor whose workers are not forked)."""
     return dict(_STATE)
@@ -196,9 +211,12 @@ class HashResult:
 def hash_file(task: HashTask, report: Report) -> HashResult:
     with UnchangedInput(task.path, task.stat) as source:
         if task.blocks:
-            hashes = [_hash_block(source, block, task.path) for block in task.blocks]
+            hashes = []
+            for block in task.blocks:
+                hashes.append(_hash_block(source, block, task.path))
+                _alive()
         else:
-            hashes = hash_row_groups(source, task.text_columns, task.keep_leaves)
+            hashes = hash_row_groups(source, task.text_columns, task.keep_leaves, alive=_alive)
     report(ShardStats(text_bytes=task.text_bytes))
     return HashResult(hashes)
 
@@ -505,6 +523,7 @@ def encode_shard(task: ShardTask, report: Report) -> ShardResult:
         UnchangedInput(task.path, task.stat) as source,
     ):
         for row, piece, known_bad, ends_row_group in _pieces(task, settings, source):
+            _alive(_text_bytes(piece, settings))  # read: what encoding it may take
             mark = state.mark()
             pending.append(
                 _encode_piece(
@@ -594,7 +613,7 @@ def assemble_file(task: AssembleTask, report: Report) -> JoinResult:
         for source, first, end, digest in task.sources:
             _check_part(source, digest)
             for _ in copy_row_groups(sink, source, first, end):
-                pass
+                _alive()
         rows = sink.rows
     return JoinResult(rows, peak_rss_mb(), {os.path.basename(task.dest): sink.digest})
 
@@ -617,6 +636,7 @@ def _part_documents(task: AssembleTask) -> Iterator[Any]:
         ids_name = task.schema.names[0]  # a derived output's parts hold ids and counts only
         for i in range(first, end):
             column = pf.read_row_group(i, columns=[ids_name], use_threads=False).column(0)
+            _alive()
             for chunk in column.chunks:
                 values = chunk.flatten()  # the non-null rows' ids, one after another
                 at = 0

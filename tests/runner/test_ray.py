@@ -267,3 +267,31 @@ def test_ray_actors_publish_an_s3_output_themselves_with_the_bytes_of_a_local_ru
         assert incomplete_uploads(endpoint, "ray-out") == []
         code, output = invoke("run", job, "--executor", "ray")
         assert code == 0 and "nothing to do" in output, output
+
+
+def test_a_stopped_ray_actor_is_killed_and_its_shard_retried_on_a_fresh_one(
+    ray_env, inputs, reference, tmp_path
+) -> None:
+    """run.stall_timeout under Ray: the actor writing a shard stops itself (SIGSTOP); the
+    driver's probe goes unanswered, it kills the actor and retries the shard on a fresh one."""
+    job = _job(tmp_path, inputs, "out")
+    marker = tmp_path / "stopped"
+    hook = ["stop_once_on_shard", "c.parquet#2", str(marker)]
+    started = time.monotonic()
+    proc = _ray_run(ray_env, job, "--set", "run.stall_timeout=2", hook=hook, stderr=subprocess.PIPE)
+    code, stderr = _finish(proc)
+    assert code == 0, stderr
+    assert time.monotonic() - started < 120
+    pid = marker.read_text()
+    assert (
+        f"Ray actor (process {pid}) reported no progress for" in stderr
+        and "while running shard c.parquet#2 (run.stall_timeout = 2 s): killed it" in stderr
+    ), stderr
+    report = summary(tmp_path / "out")
+    assert [r["task"] for r in report["retries"]] == ["shard c.parquet#2"]
+    _same_output(tmp_path / "out", reference)
+    # ray.kill reaches a stopped process through its raylet, which kills it after a grace
+    deadline = time.monotonic() + 60
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not os.path.exists(f"/proc/{pid}"), "the stopped actor is still there"

@@ -9,6 +9,7 @@ before any actor starts.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from typing import Any
 
@@ -18,9 +19,10 @@ from batchtok.runner import output as output_module
 from batchtok.runner import worker as worker_module
 
 
-def die_once_on_shard(shard: str, marker: str) -> None:
-    """The first process to write shard ``shard`` (``"c.parquet#2"``) dies (exit 9) after its
-    first row group hit the disk; creating ``marker`` first, so that the retry succeeds."""
+def _once_on_shard(shard: str, marker: str, act: Any) -> None:
+    """The first process to write shard ``shard`` (``"c.parquet#2"``) calls ``act()`` after
+    its first row group hit the disk, creating ``marker`` (holding its pid) first, so that
+    the retry goes on."""
     original = output_module.AtomicParquet.write
 
     def write(self: Any, table: pa.Table) -> None:
@@ -28,12 +30,25 @@ def die_once_on_shard(shard: str, marker: str) -> None:
         if f'"shard":"{shard}"' not in self.schema.metadata[b"batchtok"].decode():
             return
         try:
-            os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
         except FileExistsError:
             return
-        os._exit(9)
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        act()
 
     output_module.AtomicParquet.write = write
+
+
+def die_once_on_shard(shard: str, marker: str) -> None:
+    """The first process to write shard ``shard`` dies (exit 9); see :func:`_once_on_shard`."""
+    _once_on_shard(shard, marker, lambda: os._exit(9))
+
+
+def stop_once_on_shard(shard: str, marker: str) -> None:
+    """The first process to write shard ``shard`` stops itself (SIGSTOP, as ``kill -STOP``);
+    see :func:`_once_on_shard`."""
+    _once_on_shard(shard, marker, lambda: os.kill(os.getpid(), signal.SIGSTOP))
 
 
 def slow_encoding(seconds: float) -> None:

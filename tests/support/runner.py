@@ -177,3 +177,13 @@ def template_tokenizer(tmp_path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
+
+
+def check_outputs(out: Path, inputs: Path) -> None:
+    """The output directory holds one file per ``inputs/*.parquet``, each with ``tokenizers``'
+    ids of its text column."""
+    names = visible_files(out)
+    assert names == sorted(p.name for p in inputs.glob("*.parquet"))
+    for name in names:
+        text = pq.read_table(inputs / name)["text"].to_pylist()
+        assert pq.read_table(out / name)["input_ids"].to_pylist() == oracle_ids(text)
