@@ -152,11 +152,11 @@ TRUNCATION_WORDS = ("tokenizer", "none")
 MAX_LENGTH_LIMIT = 2**31 - 1  # the token-count column is int32
 # run.stall_timeout's default. A worker reports progress after each batch it encodes (at most
 # run.batch_mb, 8 MB, of text, unless one row is longer: that batch gets the timeout once per
-# run.batch_mb it holds), after each 8192 rows it hashes and each row group it joins. The
-# slowest text measured (cold cache, no pre-tokenizer splits) encodes at about 0.1 MB/s a
-# worker, so a full batch takes up to ~80 s; uploads are at most one 256 MB PUT or one 64 MB
-# part between reports. Five minutes leaves several times that, and a stopped worker costs
-# five minutes, not a night.
+# run.batch_mb it holds), after each 8192 rows it hashes and each row group it joins. Real
+# files encode at 1-10 MB/s a worker; the default allows a full batch 0.03 MB/s (an assumed
+# floor for a slow or overloaded machine, not a measurement), and uploads are at most one
+# 256 MB PUT or one 64 MB part between reports. A stopped worker costs five minutes, not a
+# night.
 STALL_TIMEOUT = 300.0
 
 
