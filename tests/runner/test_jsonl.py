@@ -318,11 +318,13 @@ _STREAM = b'{"text": "a"}\n' * 2000
 @pytest.mark.parametrize(
     ("name", "data"),
     [
-        ("a.jsonl.gz", gzip.compress(_STREAM)[:-30]),
+        ("a.jsonl.gz", gzip.compress(_STREAM, mtime=0)[:-30]),
         ("a.jsonl.gz", b"\x1f\x8b not gzip"),
         ("a.jsonl.zst", _zstd(_STREAM)[:-10]),
         ("a.jsonl.zst", b"not zstd at all"),
     ],
+    # the same ids in every pytest-xdist worker (a gzip stream holds its time of writing)
+    ids=["truncated-gzip", "corrupt-gzip", "truncated-zstd", "corrupt-zstd"],
 )
 def test_a_truncated_or_corrupt_compressed_file_is_refused_naming_it(
     tmp_path: Path, name: str, data: bytes
