@@ -37,6 +37,7 @@ from .job import Job
 from .jsonl import PLAIN_SUFFIXES, jsonl_compression, output_name
 from .names import escaped
 from .storage import is_uri, list_files
+from .store import S3Path
 
 MAX_LISTED = 20  # problems listed per key before "... and N more"
 SIDECAR_SUFFIX = ".batchtok.json"  # a trainer-format output's sidecar (batchtok.formats.files)
@@ -298,6 +299,7 @@ def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
     found: dict[str, tuple[str, int]] = {}  # output name -> (path, index of the pattern)
     seen: set[str] = set()  # real paths (URIs) taken
     out_real = os.path.realpath(str(job.output_dir))
+    to_objects = isinstance(job.output_dir, S3Path)
     for i, pattern in enumerate(job.inputs):
         entry = _entry(job, i, pattern, problems, warnings)
         if entry is None:
@@ -313,6 +315,15 @@ def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
                 continue  # an output (a named file there was refused by _entry)
             seen.add(real)
             rel = output_name(rel)
+            if to_objects and escaped(rel) != rel:
+                problems.append(
+                    job.problem(
+                        "input.paths",
+                        f"the name of {escaped(path)} is not UTF-8, which object-storage keys "
+                        "must be: rename it, or write to a local output.dir",
+                    )
+                )
+                continue
             if rel in found:
                 other, j = found[rel]
                 problems.append(

@@ -214,8 +214,9 @@ SETTINGS: tuple[Setting, ...] = (
         "input.paths",
         REQUIRED,
         _string_list,
-        "Parquet inputs: files, directories (every *.parquet below, hidden and _-prefixed "
-        "entries skipped) or globs (** for any depth).",
+        "Inputs: files, directories (every *.parquet, *.jsonl and *.ndjson below, in any case, "
+        "JSON Lines maybe .gz/.zst; hidden and _-prefixed entries skipped; links followed once) "
+        "or globs (** for any depth). A .json file is read when named or globbed as *.json.",
         path=True,
     ),
     Setting("input.text_column", "text", _column_name, "The string column to tokenize."),

@@ -162,7 +162,7 @@ def test_a_file_name_that_is_not_utf8_runs_end_to_end(tmp_path: Path) -> None:
     assert code == 0 and f"d\\xff/{SHOWN}.parquet#0" in output, output
     code, output = invoke("status", job)
     assert code == 0 and "last run: success_with_bad_rows" in output, output
-    assert "0 done, " in output
+    assert "0 done, " in output and SHOWN in output  # the longest document's file
 
 
 # -- which names are inputs -------------------------------------------------------------------
@@ -220,6 +220,19 @@ def test_an_s3_prefix_picks_the_names_a_local_directory_picks(tmp_path: Path) ->
             tmp_path, input__paths=[one], storage__endpoint=endpoint, storage__region="us-east-1"
         )
         assert _planned(job, tmp_path / "out") == ["e.parquet"]  # an object named: taken
+        # a local name that is not UTF-8 cannot be mirrored as a key: refused up front
+        write_parquet(tmp_path / "local" / "a.parquet", texts(5))
+        local = os.fsencode(tmp_path / "local")
+        os.rename(local + b"/a.parquet", local + b"/caf\xe9.parquet")
+        job = basic_job(
+            tmp_path,
+            input__paths=[str(tmp_path / "local")],
+            output__dir="s3://mixed/out",
+            storage__endpoint=endpoint,
+            storage__region="us-east-1",
+        )
+        code, output = invoke("plan", job)
+        assert code == 2 and f"{SHOWN}.parquet is not UTF-8" in output, output
 
 
 def _other_file_system(near: Path) -> Path | None:
