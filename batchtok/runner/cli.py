@@ -16,14 +16,7 @@ import click
 
 from . import exit_codes as codes
 from .errors import JobError, RunnerError
-from .job import (
-    AUDIT_SAMPLE,
-    AUDIT_SEED,
-    COMMAND_LINE,
-    load_job,
-    parse_override,
-    settings_table,
-)
+from .job import AUDIT_SAMPLE, AUDIT_SEED, COMMAND_LINE, load_job, parse_override, settings_table
 from .names import escaped, escaped_json
 
 # Each command imports what it runs (pyarrow and the engine are a third of a small run's

@@ -146,7 +146,7 @@ def walk(
     skip: tuple[str, ...] = (),
 ) -> Iterator[tuple[str, tuple[str, ...], bool]]:
     """(path, its parts relative to ``top``, whether a link led there) of every file below
-    ``top``, hidden names (``.``, ``_``) left out, in no set order.
+    ``top``, hidden names (``.``, ``_``) left out.
 
     Each directory is entered once by its identity (device and inode), the real tree first:
     links to directories are followed only after every directory reachable without one, so
@@ -157,7 +157,8 @@ def walk(
     pending: list[tuple[str, tuple[str, ...], bool]] = [(top, (), False)]
     links: list[tuple[str, tuple[str, ...]]] = []
     while pending or links:
-        if not pending:
+        if not pending:  # the shallowest link first, then by name: the same on every run
+            links.sort(key=lambda link: (len(link[1]), link[1]))
             path, parts = links.pop(0)
             ident = _dir_id(path)
             if ident is None or ident in seen:
@@ -166,7 +167,7 @@ def walk(
             pending.append((path, parts, True))
         directory, parts, via_link = pending.pop()
         try:
-            entries = list(os.scandir(directory))
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:
             continue  # unreadable or gone: its files are not found, as glob.glob does
         for entry in entries:

@@ -87,7 +87,7 @@ class TextFormatter(logging.Formatter):
         who = "" if record.processName == "MainProcess" else f" [{record.processName}]"
         text = f"{when} {record.levelname:<7} {escaped(record.getMessage())}{who}"
         if record.exc_text:
-            text += "\n" + record.exc_text
+            text += "\n" + escaped(record.exc_text)
         return text
 
 
@@ -105,7 +105,7 @@ class JsonFormatter(logging.Formatter):
                 doc[key] = value
         if record.exc_text:
             doc["traceback"] = record.exc_text
-        return json.dumps(escaped_json(doc), ensure_ascii=False, default=str)
+        return json.dumps(escaped_json(doc), ensure_ascii=False, default=lambda v: escaped(str(v)))
 
 
 class LogSession:

@@ -7,6 +7,7 @@ system is refused up front; a long list of missing paths is capped."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from batchtok.runner.progress import JsonFormatter, TextFormatter
 from tests.support.runner import (
     REPO,
     basic_job,
@@ -163,6 +165,18 @@ def test_a_file_name_that_is_not_utf8_runs_end_to_end(tmp_path: Path) -> None:
     code, output = invoke("status", job)
     assert code == 0 and "last run: success_with_bad_rows" in output, output
     assert "0 done, " in output and SHOWN in output  # the longest document's file
+
+
+def test_log_lines_show_a_name_that_is_not_utf8_escaped() -> None:
+    path = f"/data/{CAFE}.parquet"
+    record = logging.LogRecord("batchtok", logging.WARNING, "", 0, "bad row: %s", (path,), None)
+    record.file = path  # an event's field, as the worker's bad-row lines carry
+    line = JsonFormatter().format(record)
+    line.encode("utf-8")
+    doc = json.loads(line)
+    assert doc["message"] == f"bad row: /data/{SHOWN}.parquet"
+    assert doc["file"] == f"/data/{SHOWN}.parquet"
+    assert TextFormatter().format(record).endswith(f"bad row: /data/{SHOWN}.parquet")
 
 
 # -- which names are inputs -------------------------------------------------------------------
