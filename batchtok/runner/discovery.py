@@ -10,7 +10,7 @@ metadata (``dataset_info.json``, ``state.json``, ``MANIFEST.json``, another job'
 ``*.batchtok.json`` sidecars) that would be read as lines of bad rows. A ``.json`` file is an
 input when a path names it, or a glob names the extension (``*.json``, ``*.json.gz``); a glob
 naming any extension (``*.pq``) takes each of its matches. A batchtok sidecar is never an
-input, and those metadata names never come from a directory or a glob.
+input, and those metadata names come from a glob only when it spells the name out.
 
 **Symbolic links.** A walk (a directory input, a glob) follows a link to a directory once: each
 directory is entered by its real path at most once, the real tree before any link, so a link
@@ -207,12 +207,15 @@ def _local_matches(pattern: str, out_dir: str) -> tuple[list[tuple[str, str, boo
     if glob.has_magic(pattern):
         base, pat = _glob_base(pattern), _glob_parts(pattern)
         named = _names_extension(pattern)
+        literal = not glob.has_magic(pat[-1])  # the file's name spelled out (in/*/state.json)
         found = [
             (path, "/".join(parts), link)
             for path, parts, link in walk(base, lambda p: _may_hold_match(p, pat), (out_dir,))
             if _matches(parts, pat)
             and not is_sidecar(parts[-1])
-            and (picked_by_extension(parts[-1]) or (named and not _metadata(parts[-1])))
+            and (
+                picked_by_extension(parts[-1]) or (named and (literal or not _metadata(parts[-1])))
+            )
         ]
         return found, "" if found else f"{escaped(pattern)} matches no input file"
     found = [

@@ -205,6 +205,8 @@ def test_a_directory_picks_files_by_extension_alike_for_every_format(tmp_path: P
     assert _planned(glob_all, out) == PICKED  # a glob not naming an extension: the same
     named = basic_job(tmp_path, input__paths=[str(tmp_path / "in" / "*.json")])
     assert _planned(named, out) == ["e.parquet"]  # .json when a glob names it
+    spelled = basic_job(tmp_path, input__paths=[str(tmp_path / "*" / "state.json")])
+    assert _planned(spelled, out) == ["in/state.parquet"]  # ... metadata if it names the file
     one = basic_job(tmp_path, input__paths=[str(tmp_path / "in" / "e.json")])
     assert _planned(one, out) == ["e.parquet"]  # ... or a path names the file
 
