@@ -47,6 +47,7 @@ import pyarrow.parquet as pq
 import xxhash
 
 from . import text_arrays
+from .names import escaped_json
 from .store import OutPath, S3Path, is_object, open_binary
 
 CACHE_FORMAT = 1
@@ -249,7 +250,7 @@ class Records:
         return data if isinstance(data, dict) and data.get("format") == CACHE_FORMAT else {}
 
     def save(self, rel: str, record: dict[str, Any]) -> None:
-        record = {**record, "format": CACHE_FORMAT}
+        record = escaped_json({**record, "format": CACHE_FORMAT})  # a name that is not UTF-8
         target = self.path(rel)
         if isinstance(target, S3Path):  # one PUT: atomic
             target.write_text(json.dumps(record, sort_keys=True))

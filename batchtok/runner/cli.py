@@ -17,6 +17,7 @@ import click
 from . import exit_codes as codes
 from .errors import JobError, RunnerError
 from .job import AUDIT_SAMPLE, AUDIT_SEED, COMMAND_LINE, load_job, parse_override, settings_table
+from .names import escaped, escaped_json
 
 # Each command imports what it runs (pyarrow and the engine are a third of a small run's
 # start-up; ``batchtok status`` needs neither).
@@ -106,7 +107,7 @@ def _job_options(command):
 
 
 def _fail_usage(exc: JobError) -> None:
-    click.echo(f"Error: {exc}", err=True)
+    click.echo(f"Error: {escaped(str(exc))}", err=True)
     if any(p.source == COMMAND_LINE for p in exc.problems):
         click.echo("(keys set on the command line with --set/--input/--output/--workers)", err=True)
     sys.exit(exc.exit_code)
@@ -206,7 +207,7 @@ def plan(job, as_json, verify, no_hash) -> None:
     from .prepare import plan_job
 
     try:
-        report = plan_job(job, verify=verify, hash_inputs=not no_hash)
+        report = escaped_json(plan_job(job, verify=verify, hash_inputs=not no_hash))
     except JobError as exc:
         _fail_usage(exc)
     if as_json:

@@ -1,4 +1,5 @@
-"""Finding the input files and reading what planning needs from their Parquet footers.
+"""Reading what planning needs from the input files' Parquet footers (which files are inputs
+is :mod:`batchtok.runner.discovery`'s).
 
 Only footers are read here (schemas, row-group sizes): cheap whatever the file size. Every
 problem (a path that matches nothing, an unreadable file, a missing or non-text column, a
@@ -9,11 +10,9 @@ once, naming the job key, before any work starts.
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -21,13 +20,13 @@ import pyarrow.parquet as pq
 
 from . import text_arrays
 from .cache import Records, stat_key
+from .discovery import capped, expand_inputs
 from .errors import JobError, Problem
 from .job import Job
-from .jsonl import Block, is_jsonl, jsonl_compression, output_name, scan_blocks
-from .storage import StorageOptions, is_uri, list_files, open_input, stat
+from .jsonl import Block, is_jsonl, jsonl_compression, scan_blocks
+from .storage import StorageOptions, is_uri, open_input, stat
 
 STATE_DIR = ".batchtok"
-MAX_LISTED = 20  # problems listed per key before "... and N more"
 
 
 @dataclass(frozen=True)
@@ -77,30 +76,6 @@ class InputFile:
         }
 
 
-def _is_glob(pattern: str) -> bool:
-    return glob.has_magic(pattern)
-
-
-def _glob_base(pattern: str) -> str:
-    """The directory part of a glob before its first wildcard."""
-    parts = Path(pattern).parts
-    base: list[str] = []
-    for part in parts:
-        if glob.has_magic(part):
-            break
-        base.append(part)
-    return str(Path(*base)) if base else os.sep
-
-
-def _hidden(rel: str) -> bool:
-    return any(part.startswith((".", "_")) for part in Path(rel).parts)
-
-
-def _inside(path: str, directory: str) -> bool:
-    real, root = os.path.realpath(path), os.path.realpath(directory)
-    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
-
-
 @contextlib.contextmanager
 def open_source(path: str, storage: StorageOptions) -> Iterator[tuple[Any, dict[str, int]]]:
     """An input opened for reading (a local file, or an object through ``pyarrow.fs``) and
@@ -114,104 +89,6 @@ def open_source(path: str, storage: StorageOptions) -> Iterator[tuple[Any, dict[
         return
     with open(path, "rb") as raw:
         yield raw, stat_key(os.fstat(raw.fileno()))
-
-
-def _is_input_name(name: str) -> bool:
-    return name.endswith(".parquet") or is_jsonl(name)
-
-
-def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
-    """(absolute path, output-relative name) of every input file, sorted by name, and warnings.
-
-    Directories give every ``*.parquet`` and JSON Lines file (``.jsonl``, ``.json``,
-    ``.ndjson``, each maybe ``.gz`` or ``.zst``) below them (names starting with ``.`` or ``_`` are
-    skipped, as pyarrow datasets do); globs give their matches, named relative to the glob's
-    directory part; a file is named by its file name. Files inside the output directory are
-    never inputs, so an output directory inside an input tree is safe.
-    """
-    problems: list[Problem] = []
-    warnings: list[str] = []
-    found: dict[str, tuple[str, int]] = {}  # rel -> (path, index of the pattern)
-    seen_real: set[str] = set()
-    out_dir = str(job.output_dir)
-    for i, pattern in enumerate(job.inputs):
-        key = f"input.paths[{i}]"
-        root = _glob_base(pattern) if _is_glob(pattern) else pattern
-        if os.path.isdir(root) and _inside(root, out_dir):
-            problems.append(
-                job.problem(
-                    "output.dir",
-                    f"{out_dir} holds the input directory {root}; outputs would mix with (or "
-                    "overwrite) inputs: choose an output directory outside it",
-                )
-            )
-            continue
-        if is_uri(pattern):
-            try:
-                listed = list_files(pattern, job.storage)
-            except OSError as exc:
-                problems.append(job.problem("input.paths", f"cannot list {pattern}: {exc}"))
-                continue
-            if listed is None:
-                problems.append(job.problem("input.paths", f"no such object or prefix: {pattern}"))
-                continue
-            matches = [(u, r) for u, r in listed if _is_input_name(r) and not _hidden(r)]
-            if not matches:
-                warnings.append(f"{key}: {pattern} holds no *.parquet or JSON Lines object")
-        elif _is_glob(pattern):
-            base = _glob_base(pattern)
-            matches = [
-                (m, os.path.relpath(m, base))
-                for m in glob.glob(pattern, recursive=True)
-                if os.path.isfile(m)
-            ]
-            if not matches:
-                warnings.append(f"{key}: {pattern} matches no file")
-        elif os.path.isdir(pattern):
-            matches = []
-            for root, dirs, files in os.walk(pattern):
-                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-                for name in files:
-                    if _is_input_name(name) and not name.startswith((".", "_")):
-                        full = os.path.join(root, name)
-                        matches.append((full, os.path.relpath(full, pattern)))
-            if not matches:
-                warnings.append(f"{key}: directory {pattern} holds no *.parquet or JSON Lines file")
-        elif os.path.isfile(pattern):
-            matches = [(pattern, os.path.basename(pattern))]
-        else:
-            problems.append(job.problem("input.paths", f"no such file or directory: {pattern}"))
-            continue
-        for path, rel in sorted(matches, key=lambda m: m[1]):
-            if _inside(path, out_dir):
-                if not _is_glob(pattern) and os.path.isfile(pattern):
-                    problems.append(
-                        job.problem("input.paths", f"{path} is inside output.dir ({out_dir})")
-                    )
-                continue
-            if _is_glob(pattern) and _hidden(rel):
-                continue
-            real = os.path.realpath(path)
-            if real in seen_real:
-                continue
-            seen_real.add(real)
-            rel = output_name(Path(rel).as_posix())
-            if rel in found:
-                other, j = found[rel]
-                problems.append(
-                    job.problem(
-                        "input.paths",
-                        f"{path} (from [{i}]) and {other} (from [{j}]) would both be written "
-                        f"to {rel} in output.dir; give them distinct names or one directory",
-                    )
-                )
-                continue
-            found[rel] = (path if is_uri(path) else os.path.abspath(path), i)
-    if not problems and not found:
-        problems.append(job.problem("input.paths", "no input file found"))
-    if problems:
-        raise JobError(problems, str(job.file or ""))
-    return sorted(((p, rel) for rel, (p, _) in found.items()), key=lambda x: x[1]), warnings
 
 
 def _leaf_count(t: pa.DataType) -> int:
@@ -540,8 +417,5 @@ def resolve_inputs(job: Job, records: Records | None = None) -> tuple[list[Input
         if info is not None:
             files.append(info)
     if problems:
-        listed = problems[:MAX_LISTED]
-        if len(problems) > MAX_LISTED:
-            listed.append(Problem("...", f"and {len(problems) - MAX_LISTED} more problems"))
-        raise JobError(listed, str(job.file or ""))
+        raise JobError(capped(problems), str(job.file or ""))
     return files, warnings

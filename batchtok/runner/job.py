@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InvalidValue, JobError, Problem
+from .names import escaped
 from .storage import StorageOptions, is_uri
 from .store import BOTO3_MISSING, OUTPUT_SCHEMES, OutPath, S3Path, as_path, boto3_available
 
@@ -221,8 +222,9 @@ SETTINGS: tuple[Setting, ...] = (
         "input.paths",
         REQUIRED,
         _string_list,
-        "Parquet inputs: files, directories (every *.parquet below, hidden and _-prefixed "
-        "entries skipped) or globs (** for any depth).",
+        "Inputs: files, directories (every *.parquet, *.jsonl and *.ndjson below, in any case, "
+        "JSON Lines maybe .gz/.zst; hidden and _-prefixed entries skipped; links followed once) "
+        "or globs (** for any depth). A .json file is read when named or globbed as *.json.",
         path=True,
     ),
     Setting("input.text_column", "text", _column_name, "The string column to tokenize."),
@@ -614,14 +616,15 @@ def _load_file(
 
 def display_path(path: str | os.PathLike[str] | S3Path) -> str:
     """The path as the user likely typed it: relative to the working directory if below it;
-    an object in storage as its URI (``s3://bucket/key``)."""
+    an object in storage as its URI (``s3://bucket/key``); a name that is not UTF-8
+    :func:`escaped`."""
     if isinstance(path, S3Path) or (isinstance(path, str) and is_uri(path)):
         return str(path)
     try:
         rel = os.path.relpath(path)
     except ValueError:
-        return str(path)
-    return str(path) if rel.startswith("..") else rel
+        return escaped(os.fspath(path))
+    return escaped(os.fspath(path) if rel.startswith("..") else rel)
 
 
 def parse_override(assignment: str) -> tuple[str, Any]:

@@ -44,6 +44,7 @@ from batchtok.formats.files import SIDECAR
 from . import store
 from .cache import file_xxh3
 from .errors import CorruptFileError, DiskFullError
+from .names import escaped_json
 
 METADATA_KEY = b"batchtok"
 ARROW_TYPES = {"int32": pa.int32(), "uint16": pa.uint16(), "uint32": pa.uint32()}
@@ -150,7 +151,8 @@ def leaf_paths(schema: pa.Schema) -> tuple[str, ...]:
 
 
 def metadata_bytes(doc: dict[str, Any]) -> bytes:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+    # a file name that is not UTF-8 escaped: strict JSON readers refuse a lone surrogate
+    return json.dumps(escaped_json(doc), sort_keys=True, separators=(",", ":")).encode()
 
 
 def read_metadata(path: str | os.PathLike[str]) -> tuple[dict[str, Any], pq.FileMetaData]:

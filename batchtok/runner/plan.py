@@ -384,7 +384,8 @@ def derived_problem(state: FileState) -> str | None:
 def part_path(parts_dir: OutPath, rel: str, key: str) -> OutPath:
     """Where a shard of a multi-shard file waits to be joined: named by the file and the key,
     so two input files with identical content never share (and delete) each other's parts."""
-    return parts_dir / f"{hex128(rel.encode())[:16]}-{key}.parquet"
+    name = rel.encode("utf-8", "surrogateescape")  # a file name's bytes, UTF-8 or not
+    return parts_dir / f"{hex128(name)[:16]}-{key}.parquet"
 
 
 def part_record_path(part: OutPath | str) -> OutPath:

@@ -7,6 +7,7 @@ Everything here validates before any work: a problem raises
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from batchtok import __version__
 
 from .cache import Records, memo_hashes
+from .discovery import capped
 from .encode import (
     TokenizerFacts,
     check_against_job,
@@ -25,7 +27,7 @@ from .encode import (
 )
 from .errors import JobError
 from .inputs import STATE_DIR, InputFile, resolve_inputs
-from .job import Job
+from .job import Job, display_path
 from .ownership import check_outputs
 from .plan import (
     FileState,
@@ -36,7 +38,7 @@ from .plan import (
     resolve,
     text_columns,
 )
-from .store import OutPath, credentials_problem
+from .store import OutPath, S3Path, credentials_problem
 from .store import configure as configure_storage
 from .worker import HashTask, hash_file
 
@@ -124,6 +126,7 @@ def _prepare(job: Job, remember: bool) -> Prepared:
         )
         for f in files
     }
+    check_one_file_system(job, [st.output for st in states.values()])
     for f in files:
         big = [i for i, rg in enumerate(f.row_groups) if rg.text_bytes > 4 * job.shard_mb * 1e6]
         if big:
@@ -132,6 +135,41 @@ def _prepare(job: Job, remember: bool) -> Prepared:
                 "shard cannot split a row group, so a crash there loses more work"
             )
     return Prepared(job, files, states, facts, tok, warnings, __version__, data)
+
+
+def check_one_file_system(job: Job, outputs: list[OutPath]) -> None:
+    """:class:`JobError` naming ``output.dir`` if the state directory, its ``tmp`` or
+    ``parts``, or a directory an output goes in is on another file system than the output
+    directory (a symlink or a mount): files written there are renamed into place, which
+    cannot cross file systems, so every shard would be encoded and then fail."""
+    out = job.output_dir
+    if isinstance(out, S3Path):  # its temporary files are local and uploaded, not renamed
+        return
+    try:
+        device = os.stat(out).st_dev
+    except OSError:
+        return  # made by the run, with everything in it
+    sdir = out / STATE_DIR
+    dirs = dict.fromkeys([sdir, sdir / "tmp", sdir / "parts", *(o.parent for o in outputs)])
+    problems = []
+    for d in dirs:
+        try:
+            other = os.stat(d).st_dev != device
+        except OSError:
+            continue  # not there yet: made inside the output directory
+        if other:
+            problems.append(
+                job.problem(
+                    "output.dir",
+                    f"{display_path(d)} is on another file system than {display_path(out)} "
+                    "(a symlink or a mount there?); batchtok writes files in "
+                    f"{display_path(sdir / 'tmp')} and renames them into place, which cannot "
+                    f"cross file systems: make {display_path(d)} a plain directory inside "
+                    f"{display_path(out)} (move what it holds), or choose another output.dir",
+                )
+            )
+    if problems:
+        raise JobError(capped(problems), str(job.file or ""))
 
 
 def earlier_runs_in(job: Job) -> bool:

@@ -24,6 +24,7 @@ from typing import IO, Any
 
 from multiprocessing_logging import MultiProcessingHandler
 
+from .names import escaped, escaped_json
 from .stats import ShardStats
 
 LOGGER = "batchtok.runner"
@@ -84,9 +85,9 @@ class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.created))
         who = "" if record.processName == "MainProcess" else f" [{record.processName}]"
-        text = f"{when} {record.levelname:<7} {record.getMessage()}{who}"
+        text = f"{when} {record.levelname:<7} {escaped(record.getMessage())}{who}"
         if record.exc_text:
-            text += "\n" + record.exc_text
+            text += "\n" + escaped(record.exc_text)
         return text
 
 
@@ -104,7 +105,7 @@ class JsonFormatter(logging.Formatter):
                 doc[key] = value
         if record.exc_text:
             doc["traceback"] = record.exc_text
-        return json.dumps(doc, ensure_ascii=False, default=str)
+        return json.dumps(escaped_json(doc), ensure_ascii=False, default=lambda v: escaped(str(v)))
 
 
 class LogSession:

@@ -75,16 +75,18 @@ def open_input(uri: str, options: StorageOptions) -> Any:
     return fs.open_input_file(path)
 
 
-def list_files(uri: str, options: StorageOptions) -> list[tuple[str, str]] | None:
-    """(uri, name relative to ``uri``) of every object under the prefix ``uri``, or
-    ``[(uri, its base name)]`` if it names one object; None if nothing is there."""
+def list_files(uri: str, options: StorageOptions) -> tuple[list[tuple[str, str]], bool] | None:
+    """(uri, name relative to ``uri``) of every object under the prefix ``uri`` and False, or
+    ``([(uri, its base name)], True)`` if it names one object; None if nothing is there.
+    Which of a prefix's objects are inputs is the caller's choice (as for a local directory:
+    :func:`batchtok.runner.discovery.picked_by_extension`)."""
     import pyarrow.fs as pafs
 
     fs, path = filesystem(uri, options)
     info = fs.get_file_info(path)
     scheme = uri.partition("://")[0]
     if info.type == pafs.FileType.File:
-        return [(uri, path.rsplit("/", 1)[-1])]
+        return [(uri, path.rsplit("/", 1)[-1])], True
     if info.type != pafs.FileType.Directory:
         return None
     root = path.rstrip("/")
@@ -92,4 +94,4 @@ def list_files(uri: str, options: StorageOptions) -> list[tuple[str, str]] | Non
     for entry in fs.get_file_info(pafs.FileSelector(root, recursive=True)):
         if entry.type == pafs.FileType.File:
             found.append((f"{scheme}://{entry.path}", entry.path[len(root) + 1 :]))
-    return found
+    return found, False

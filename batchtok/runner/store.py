@@ -276,7 +276,17 @@ def is_object(location: Any) -> bool:
 
 def readable(location: str | os.PathLike[str] | S3Path) -> Any:
     """What pyarrow.parquet reads ``location`` from: the local path, or an open S3 file."""
-    return as_path(location).open_input() if is_object(location) else location
+    if is_object(location):
+        return as_path(location).open_input()
+    try:
+        os.fspath(location).encode("utf-8")
+    except UnicodeEncodeError:
+        # pyarrow encodes a path as UTF-8: a name that is not (a surrogate-escaped str) is
+        # opened here by its bytes
+        import pyarrow as pa
+
+        return pa.OSFile(os.fsencode(location))
+    return location
 
 
 def open_binary(location: str | os.PathLike[str] | S3Path) -> Any:

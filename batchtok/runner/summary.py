@@ -22,6 +22,7 @@ from . import store
 from .encode import TokenizerFacts
 from .errors import JobError
 from .job import Job
+from .names import escaped_json
 from .stats import MAX_EXAMPLES, RunStats
 from .token_stats import CHART_NAME, OLD_CHART_NAME, TokenStats, draw_chart
 
@@ -186,6 +187,7 @@ def write_summary(
     """Write ``output_dir/_batchtok_summary.json`` atomically (through ``tmp_dir``); returns
     None, or why it could not be written (logged too, naming the file): the outputs are
     written whatever happens to their summary, so the caller decides what it means."""
+    summary = escaped_json(summary)  # a file name that is not UTF-8 is shown escaped
     target = output_dir / SUMMARY_NAME
     if isinstance(target, store.S3Path):  # one PUT: atomic
         try:

@@ -59,8 +59,11 @@ def test_each_compression_gives_the_oracles_ids_and_keeps_the_fields(
     tmp_path: Path, name: str, codec: str | None
 ) -> None:
     docs = texts(120, seed=4)
-    _write(tmp_path / "in" / name, _lines(docs), codec)
-    job = basic_job(tmp_path, output__keep_columns=["id", "text", "meta", "absent"])
+    path = _write(tmp_path / "in" / name, _lines(docs), codec)
+    # named: a directory picks JSON Lines by .jsonl or .ndjson, a .json file only when named
+    job = basic_job(
+        tmp_path, input__paths=[str(path)], output__keep_columns=["id", "text", "meta", "absent"]
+    )
     code, output = invoke("run", job)
     assert code == 0, output
     table = pq.read_table(tmp_path / "out" / "a.parquet")
