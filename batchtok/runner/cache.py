@@ -47,7 +47,6 @@ import pyarrow.parquet as pq
 import xxhash
 
 from . import text_arrays
-from .names import escaped_json
 from .store import OutPath, S3Path, is_object, open_binary
 
 CACHE_FORMAT = 1
@@ -250,7 +249,10 @@ class Records:
         return data if isinstance(data, dict) and data.get("format") == CACHE_FORMAT else {}
 
     def save(self, rel: str, record: dict[str, Any]) -> None:
-        record = escaped_json({**record, "format": CACHE_FORMAT})  # a name that is not UTF-8
+        # json's ASCII escapes carry a name that is not UTF-8 (its surrogates) exactly, so a
+        # record read back names the files as the file system does (records are batchtok's own
+        # state; what users read, the summary and metadata, is escaped for display instead)
+        record = {**record, "format": CACHE_FORMAT}
         target = self.path(rel)
         if isinstance(target, S3Path):  # one PUT: atomic
             target.write_text(json.dumps(record, sort_keys=True))

@@ -27,6 +27,7 @@ import pyarrow as pa
 from .cache import Records
 from .errors import JobError
 from .job import Job
+from .names import escaped
 from .output import SIDECAR, read_metadata
 from .plan import FileState, output_set, owned_names
 from .store import OutPath, S3Path
@@ -97,7 +98,7 @@ def _provenance_problem(st: FileState) -> str | None:
             return f"not a Parquet file batchtok can read: {exc}"
         except ValueError:
             return "a Parquet file without batchtok metadata"
-        if doc.get("engine") != "batchtok" or _named_input(doc) != rel:
+        if doc.get("engine") != "batchtok" or not _names_input(doc, rel):
             return f"its batchtok metadata does not name the input {rel}"
         return None
     sidecar = next(p for p in output_set(st) if p.name.endswith(SIDECAR))
@@ -113,13 +114,15 @@ def _provenance_problem(st: FileState) -> str | None:
         isinstance(provenance, dict)
         and doc.get("format") == st.format
         and provenance.get("engine") == "batchtok"
-        and _named_input(provenance) == rel
+        and _names_input(provenance, rel)
     ):
         return f"its sidecar {sidecar.name} is not batchtok's record of the output of input {rel}"
     return None
 
 
-def _named_input(doc: dict[str, Any]) -> Any:
-    """The input file a ``batchtok`` metadata document says its output was written from."""
+def _names_input(doc: dict[str, Any], rel: str) -> bool:
+    """Whether a ``batchtok`` metadata document says its output was written from input
+    ``rel`` (Parquet metadata holds a name that is not UTF-8 escaped, a sidecar as it is)."""
     found = doc.get("input")
-    return found.get("file") if isinstance(found, dict) else None
+    named = found.get("file") if isinstance(found, dict) else None
+    return named in (rel, escaped(rel))

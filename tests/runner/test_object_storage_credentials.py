@@ -30,14 +30,23 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         fs = bucket(url, "creds")
         upload_tree(fs, local, "creds/in")
         pafs.copy_files(str(GPT2), "creds/tok/tokenizer.json", destination_filesystem=fs)
-        request = urllib.request.Request(
-            f"{url}/moto-api/reset-auth",
-            data=b"0",  # requests left before authentication starts
-            method="POST",
-            headers={"Content-Type": "text/plain"},
-        )
-        urllib.request.urlopen(request).read()
-        yield url
+        _set_auth(url, b"0")  # requests left before authentication starts
+        try:
+            yield url
+        finally:
+            # moto keeps this setting per process, for every server: the other S3 tests of
+            # this pytest worker must find it off again
+            _set_auth(url, b"inf")
+
+
+def _set_auth(url: str, requests_before_auth: bytes) -> None:
+    request = urllib.request.Request(
+        f"{url}/moto-api/reset-auth",
+        data=requests_before_auth,
+        method="POST",
+        headers={"Content-Type": "text/plain"},
+    )
+    urllib.request.urlopen(request).read()
 
 
 @pytest.fixture
