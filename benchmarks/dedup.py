@@ -553,9 +553,16 @@ def describe(corpus: str = NAME) -> str:
     """One output line saying what ``corpus`` is and that it does not repeat."""
     info = manifest()
     res = info["residual"]
+    part = info["kinds"].get(corpus.removeprefix(f"{NAME}-"))
+    size = (
+        f"{part['text_bytes'] / 1e6:.1f} MB, {part['docs']} documents: the {corpus[6:]} of "
+        f"{NAME}, {info['text_bytes'] / 1e6:.0f} MB"
+        if part is not None
+        else f"{info['text_bytes'] / 1e6:.0f} MB, {info['docs']} documents"
+    )
     return (
-        f"HELD OUT, NO REPEATED PARAGRAPH: {corpus} ({info['text_bytes'] / 1e6:.0f} MB, "
-        f"{info['docs']} documents from {len(info['packages'])} Debian packages; "
+        f"HELD OUT, NO REPEATED PARAGRAPH: {corpus} ({size} from {len(info['packages'])} "
+        "Debian packages; "
         f"{info['dedup']['dropped_paragraphs']} repeated paragraphs dropped; residual repeats: "
         f"paragraphs {res['paragraph_repeat_pct']:.3f}%, lines {res['line_repeat_pct']:.1f}%; "
         "see benchmarks/dedup.py)"
