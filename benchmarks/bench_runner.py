@@ -42,7 +42,7 @@ occurs twice, but paragraphs and pre-tokens do repeat), ``heldout`` (the held-ou
 benchmarks/heldout.py, Perl manual, Go source and gettext messages in ~100 locales,
 interleaved by bytes, at most ~85 MB; text the engine was never tuned on) or ``dedup`` (the
 corpus of benchmarks/dedup.py: held-out English prose, code in six languages and text in
-dozens of languages, ~CORPUS_MB MB in which no paragraph occurs twice; the text a repeated
+dozens of languages, ~136 MB in which no paragraph occurs twice; the text a repeated
 corpus cannot stand in for). When the corpus is smaller than ``--mb``, all of it is used and
 the output says so. The input is built once and cached under ``$BATCHTOK_CACHE/bench_runner/``.
 
