@@ -6,6 +6,14 @@ Run from the repository root::
     python -m benchmarks.table                     # the whole default table (~25 min, 2 cores)
     python -m benchmarks.table --plan              # only the estimated time plan
     python -m benchmarks.table --files llama3,gemma3 --corpora heldout-english --sizes 0.5
+    python -m benchmarks.table --sizes 1 --repeats 1 --files llama3 --corpora dedup  # smoke
+
+The corpora: the tuned ones (english, code, multilingual), the held-out ones (heldout-*,
+benchmarks/heldout.py) and ``dedup`` (benchmarks/dedup.py: 136 MB in which no paragraph occurs
+twice; dedup-english, dedup-code, dedup-multilingual: one kind of it). Beside each cell: the
+piece cache's hit rate in the cold ids run and the repeat rate of the cell's pre-tokens, its
+ceiling (benchmarks/piece_cache.py). ``--write-results`` replaces this benchmark's section of
+benchmarks/RESULTS.md.
 
 For each file x corpus x size ("cell"), each round (``--repeats``, median reported):
 
