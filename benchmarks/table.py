@@ -108,6 +108,7 @@ PLAN_SLOW_TEXT = {  # x every engine's time
 }
 PLAN_LOAD_S = {"gemma3": 7.2, "gpt4o": 2.4, "qwen3": 2.4, "llama3": 2.2, "gpt35turbo": 1.2}
 PLAN_CHECK_MBS = 4.0  # the first round's extra work: ids out of Encodings, comparisons
+PLAN_CACHE_MBS = 2.5  # the first round's hit-rate figures: the split and the replay
 #: UTF-8 MB of the corpora smaller than 30 MB (the plan's cell sizes)
 WHOLE_MB = {
     "code": 17.5,
@@ -331,7 +332,8 @@ def estimate_seconds(job: Job, name: str) -> float:
     per_round = sum(mb / rate * slow for rate in PLAN_MBS.values())
     if name in ("llama3", "gpt4o", "gpt35turbo", "gpt2", "qwen3"):
         per_round += mb / PLAN_TIKTOKEN_MBS
-    return job.repeats * (per_round + PLAN_LOAD_S.get(name, 0.5)) + mb / PLAN_CHECK_MBS
+    first = mb / PLAN_CHECK_MBS + mb / PLAN_CACHE_MBS
+    return job.repeats * (per_round + PLAN_LOAD_S.get(name, 0.5)) + first
 
 
 def machine_speed() -> float:
