@@ -40,7 +40,7 @@ import tokenizers  # noqa: E402
 
 from batchtok import Tokenizer  # noqa: E402
 from batchtok.pre_tokenizers.byte_level import BYTE_LEVEL_PATTERN  # noqa: E402
-from benchmarks import heldout  # noqa: E402
+from benchmarks import dedup, heldout  # noqa: E402
 from benchmarks.files import tokenizer_path  # noqa: E402
 from tests.support import corpora  # noqa: E402
 
@@ -57,7 +57,7 @@ LABELS = {
 EXAMPLES = 2  # mismatching documents shown per comparison
 
 
-CORPORA = ("english", "code", "multilingual", *heldout.KINDS)
+CORPORA = ("english", "code", "multilingual", *heldout.KINDS, *dedup.CORPORA)
 
 
 def log(msg: str) -> None:
@@ -69,10 +69,13 @@ def log(msg: str) -> None:
 
 def load_corpus(kind: str, min_bytes: int) -> list[str]:
     """Documents of ``kind`` totalling at least ``min_bytes`` (or all there are), in fixed order.
-    ``kind`` is one of :data:`CORPORA` (the ``heldout-*`` ones: see benchmarks/heldout.py)."""
+    ``kind`` is one of :data:`CORPORA` (the ``heldout-*`` ones: see benchmarks/heldout.py; the
+    ``dedup`` ones, text with no repeated paragraph: benchmarks/dedup.py)."""
     if kind == "english":
         return corpora.english_prose(min_bytes)
-    if kind in heldout.KINDS:
+    if kind in dedup.CORPORA:
+        pools = [dedup.dedup_docs(kind)]  # stored interleaved: a prefix mixes kinds and languages
+    elif kind in heldout.KINDS:
         pools = [heldout.heldout_docs(kind)]
     elif kind == "code":
         pools = [corpora.code_docs()]
@@ -511,6 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.corpus in heldout.KINDS:
         print(f"  {heldout.describe(args.corpus)}")
+    if args.corpus in dedup.CORPORA:
+        print(f"  {dedup.describe(args.corpus)}")
     for w in warnings:
         print(f"  WARNING: {w}")
     sys.stdout.flush()

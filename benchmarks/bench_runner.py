@@ -4,6 +4,7 @@ Run from the repository root::
 
     python -m benchmarks.bench_runner                        # 100 MB, llama3, 3 repeats
     python -m benchmarks.bench_runner --corpus heldout --mb 30 --tokenizer gemma3
+    python -m benchmarks.bench_runner --corpus dedup --mb 130    # no repeated paragraph
     python -m benchmarks.bench_runner --mb 5 --repeats 1     # a smoke test
 
 What is timed, each in a fresh process (interpreter start, imports and tokenizer load
@@ -36,11 +37,22 @@ pipelines wrote identical ids for every row. The last line is a JSON summary.
 ``--corpus`` chooses the text: ``rotated`` (the default, as before: English prose, source
 code and every multilingual corpus of ``tests.support.corpora`` interleaved, ~70 MB of
 distinct documents, beyond which documents come again with their paragraphs rotated),
-``distinct`` (the same documents without any rotation: at most ~66 MB) or ``heldout`` (the
-held-out corpora of benchmarks/heldout.py, Perl manual, Go source and gettext messages in
-~100 locales, interleaved by bytes, at most ~85 MB; text the engine was never tuned on). When
-the corpus is smaller than ``--mb``, all of it is used and the output says so. The input is
-built once and cached under ``$BATCHTOK_CACHE/bench_runner/``.
+``distinct`` (the same tuned-on documents without any rotation, at most ~66 MB: no document
+occurs twice, but paragraphs and pre-tokens do repeat), ``heldout`` (the held-out corpora of
+benchmarks/heldout.py, Perl manual, Go source and gettext messages in ~100 locales,
+interleaved by bytes, at most ~85 MB; text the engine was never tuned on) or ``dedup`` (the
+corpus of benchmarks/dedup.py: held-out English prose, code in six languages and text in
+dozens of languages, ~136 MB in which no paragraph occurs twice; the text a repeated
+corpus cannot stand in for). When the corpus is smaller than ``--mb``, all of it is used and
+the output says so. The input is built once and cached under ``$BATCHTOK_CACHE/bench_runner/``.
+
+After the timed runs (untimed), the piece cache's figures of the input (see
+benchmarks/piece_cache.py): the repeat rate (share of pre-tokens equal to an earlier one: the
+hit rate's ceiling) and the hit rate of a worker's cache (the job's ``run.cache_mb``) replayed
+over the text, for one worker seeing all of it and for two each seeing half of the files (the
+runner hands shards out as workers free up, so the 2-worker figure is an estimate).
+``--no-cache-figures`` leaves them out. ``--write-results`` replaces this benchmark's section
+of benchmarks/RESULTS.md with the figures.
 
 ``--memory 100,1000`` measures memory instead: one 2-worker run per input size (the same
 8-file layout, so files grow with the input), printing each run's peak worker RSS, the
@@ -71,7 +83,7 @@ TARGETS = {"vs_tokenizers": 1.5, "two_vs_one": 1.7, "rerun": 50.0}
 TARGET_VS_TOKENIZERS = {"gemma3": 1.2}  # per tokenizer, where issue 12 sets another
 STARTUP_S = 0.5  # a run's start to its first shard handed to a worker (the run's summary)
 TINY_DOCS = 24
-CORPORA = ("rotated", "distinct", "heldout")
+CORPORA = ("rotated", "distinct", "heldout", "dedup")
 FLAT = 1.10  # largest peak worker RSS over the smallest input's (our goal for "flat")
 
 
@@ -117,6 +129,17 @@ def _by_bytes(pools: dict[str, Sequence[str]], min_bytes: int) -> list[tuple[str
 def _documents(min_bytes: int, corpus: str = "rotated") -> list[tuple[str, str]]:
     """(kind, text) rows of ``corpus`` (see the module docstring), at least ``min_bytes`` of
     text when the corpus holds that much."""
+    if corpus == "dedup":
+        from benchmarks import dedup
+
+        out: list[tuple[str, str]] = []
+        total = 0
+        for row in dedup.dedup_rows():  # stored interleaved: a prefix mixes kinds and languages
+            if total >= min_bytes:
+                break
+            out.append((row["kind"], row["text"]))
+            total += len(row["text"].encode())
+        return out
     if corpus == "heldout":
         from benchmarks import heldout
 
@@ -195,6 +218,90 @@ def build_input(mb: float, corpus: str = "rotated", tiny: bool = False) -> Path:
         )
     marker.write_text(json.dumps({"documents": len(docs), "files": len(files)}))
     return target
+
+
+def cache_figures(input_dir: Path, tokenizer: Path, job: Path) -> dict:
+    """The piece cache's figures of the input (untimed; benchmarks/piece_cache.py): ``one``
+    for one worker's cache over every file in order, ``two`` for two caches over half of the
+    files each (their pieces and misses added up); both with the job's ``run.cache_mb``."""
+    import pyarrow.parquet as pq
+
+    from batchtok import Tokenizer
+    from batchtok.runner.job import load_job
+    from benchmarks import piece_cache
+
+    paths = sorted(input_dir.glob("*.parquet"))
+    cache_mb = load_job(job).cache_mb
+
+    def figures(files: list[Path]) -> dict:
+        tok = Tokenizer.from_file(tokenizer)
+        tok.set_cache_size(cache_mb)
+        texts = [t for p in files for t in pq.read_table(p, columns=["text"])["text"].to_pylist()]
+        return piece_cache.cache_figures(tok, texts, piece_cache.snapshot(tok))
+
+    one = figures(paths)
+    halves = [figures(paths[: len(paths) // 2]), figures(paths[len(paths) // 2 :])]
+    pieces = sum(h["pieces"] for h in halves)
+    hits = sum(h["pieces"] * h["hit_pct"] for h in halves)
+    repeats = sum(h["pieces"] * h["repeat_pct"] for h in halves)
+    return {
+        "cache_mb": cache_mb,
+        "cache_limit": one["cache_limit"],
+        "one": one,
+        "two": {"pieces": pieces, "hit_pct": hits / pieces, "repeat_pct": repeats / pieces},
+    }
+
+
+def cache_line(cache: dict) -> str:
+    """The printed line of :func:`cache_figures`."""
+    one, two = cache["one"], cache["two"]
+    return (
+        f"piece cache ({cache['cache_mb']:g} MB a worker, two generations of "
+        f"{cache['cache_limit']} pieces): hit rate {one['hit_pct']:.1f}% for one worker over "
+        f"the whole input, ~{two['hit_pct']:.1f}% for two (half of the files each); repeat "
+        f"rate (the ceiling) {one['repeat_pct']:.1f}% / {two['repeat_pct']:.1f}%, of "
+        f"{one['pieces']} pre-tokens (replayed with the engine's policy, untimed; see "
+        "benchmarks/piece_cache.py)"
+    )
+
+
+def speed_probe() -> float | None:
+    """benchmarks.table's speed probe, in a process of its own (it pins `tokenizers` to one
+    thread, which this process's children must not inherit)."""
+    cmd = [sys.executable, "-c", "from benchmarks.table import machine_speed as m; print(m())"]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    try:
+        return float(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None
+
+
+def write_results(result: dict, size: int, args: argparse.Namespace, argv) -> Path:
+    """Replace this benchmark's section of benchmarks/RESULTS.md; the file's path."""
+    from benchmarks import results
+
+    med = result["median_seconds"]
+    table = ["| pipeline (fresh process each) | median s | MB/s |", "|---|---|---|"]
+    table += [
+        f"| {label} | {med[key]:.2f} | {size / MB / med[key]:.2f} |"
+        for key, label in LABELS.items()
+        if key in med
+    ]
+    ratios = ", ".join(f"{k} {v:.2f}×" for k, v in result["ratios"].items())
+    command = " ".join(argv if argv is not None else sys.argv[1:])
+    notes = [
+        f"{size / MB:.1f} MB of {args.corpus} text, {args.tokenizer}, {args.repeats} repeat(s): "
+        f"`python -m benchmarks.bench_runner {command}`",
+        f"ratios (peer s / batchtok 2w s, 1w / 2w, 2w / re-run): {ratios}",
+        "rows that differ: " + ", ".join(f"{p} {n}" for p, n in result["rows_differ"].items()),
+    ]
+    if args.corpus == "dedup":
+        from benchmarks import dedup
+
+        notes.append(dedup.describe())
+    if result["piece_cache"]:
+        notes.append(cache_line(result["piece_cache"]))
+    return results.write_section("benchmarks.bench_runner", table, notes, speed_probe())
 
 
 def text_bytes(input_dir: Path) -> int:
@@ -430,6 +537,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--memory", default=None, metavar="MB,MB,...", help="measure peak memory per input size"
     )
+    parser.add_argument(
+        "--no-cache-figures",
+        action="store_true",
+        help="leave out the piece cache's hit and repeat rates (computed after the timed runs)",
+    )
+    parser.add_argument(
+        "--write-results",
+        action="store_true",
+        help="replace this benchmark's section of benchmarks/RESULTS.md with the figures",
+    )
     args = parser.parse_args(argv)
     if args.peer_pipeline:
         peer, *paths = args.peer_pipeline
@@ -506,6 +623,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.corpus == "heldout":
         print("  held-out text: never used by tests or tuning (benchmarks/heldout.py)")
+    if args.corpus == "dedup":
+        from benchmarks import dedup
+
+        print(f"  {dedup.describe()}")
     print(f"{'pipeline (fresh process each)':<30} {'median s':>9} {'min s':>8} {'MB/s':>7}")
     for key, label in LABELS.items():
         if key in med:
@@ -540,6 +661,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     for peer, (rows, differ) in checks.items():
         print(f"ids checked against the {LABELS[peer]}: {rows} rows, {differ} differ")
+    cache = None
+    if not args.no_cache_figures:
+        log("piece cache figures (untimed)")
+        cache = cache_figures(input_dir, tokenizer, job)
+        print(cache_line(cache))
     result = {
         "mb": size / MB,
         "corpus": args.corpus,
@@ -553,8 +679,12 @@ def main(argv: list[str] | None = None) -> int:
         "rows_checked": {p: c[0] for p, c in checks.items()},
         "rows_differ": {p: c[1] for p, c in checks.items()},
         "skipped": skipped,
+        "piece_cache": cache,
     }
     print(json.dumps(result))
+    if args.write_results:
+        path = write_results(result, size, args, argv)
+        print(f"wrote the figures to {path}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     exact = [p for p in checks if p != "tiktoken"]  # tiktoken is not exact on every file

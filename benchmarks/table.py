@@ -6,6 +6,14 @@ Run from the repository root::
     python -m benchmarks.table                     # the whole default table (~25 min, 2 cores)
     python -m benchmarks.table --plan              # only the estimated time plan
     python -m benchmarks.table --files llama3,gemma3 --corpora heldout-english --sizes 0.5
+    python -m benchmarks.table --sizes 1 --repeats 1 --files llama3 --corpora dedup  # smoke
+
+The corpora: the tuned ones (english, code, multilingual), the held-out ones (heldout-*,
+benchmarks/heldout.py) and ``dedup`` (benchmarks/dedup.py: 136 MB in which no paragraph occurs
+twice; dedup-english, dedup-code, dedup-multilingual: one kind of it). Beside each cell: the
+piece cache's hit rate in the cold ids run and the repeat rate of the cell's pre-tokens, its
+ceiling (benchmarks/piece_cache.py). ``--write-results`` replaces this benchmark's section of
+benchmarks/RESULTS.md.
 
 For each file x corpus x size ("cell"), each round (``--repeats``, median reported):
 
@@ -44,7 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from batchtok import Tokenizer
-from benchmarks import bench, heldout
+from benchmarks import bench, dedup, heldout, piece_cache, results
 
 # tiktoken and tokenizers come through bench, which sets RAYON_NUM_THREADS=1 before the import
 from benchmarks.bench import (
@@ -74,14 +82,17 @@ FILES = (
     "t5-unigram",
 )
 CORPORA = bench.CORPORA
-HELD_OUT = heldout.KINDS
+#: The default corpora: the tuned and held-out ones, and ``dedup`` (all its kinds mixed; its
+#: kinds alone, dedup-english / dedup-code / dedup-multilingual, are chosen with --corpora).
+DEFAULT_CORPORA = tuple(c for c in CORPORA if c not in dedup.CORPORA[1:])
+HELD_OUT = (*heldout.KINDS, *dedup.CORPORA)
 SIZES = (4.0, 30.0)
 LARGE_MB = 10  # sizes from here on use --repeats-large, --large-files and --large-corpora
 #: What the large size covers by default, for the run to fit in ~25 min on 2 quiet cores:
 #: byte-level BPE and SentencePiece BPE with many added tokens, on the tuned prose corpus and
-#: the held-out code, both a full 30 MB.
+#: the held-out code, both a full 30 MB, and on 30 MB of text with no repeated paragraph.
 LARGE_FILES = ("llama3", "gemma3")
-LARGE_CORPORA = ("english", "heldout-code")
+LARGE_CORPORA = ("english", "heldout-code", "dedup")
 ENGINES = ("ids", "full", "encode_batch", "encode_batch_fast", "tiktoken")
 PAIR_TIMEOUT_S = 1800  # a paired step that waits longer for the other side fails the cell
 
@@ -89,15 +100,22 @@ PAIR_TIMEOUT_S = 1800  # a paired step that waits longer for the other side fail
 #: `tokenizers` load), guessed for a quiet 2-core machine, for the time plan only.
 PLAN_MBS = {"ids": 3.0, "full": 2.0, "encode_batch": 4.0, "encode_batch_fast": 4.5}
 PLAN_TIKTOKEN_MBS = 10.0
-PLAN_SLOW_TEXT = {"multilingual": 1.5, "heldout-multilingual": 1.5}  # x every engine's time
+PLAN_SLOW_TEXT = {  # x every engine's time
+    "multilingual": 1.5,
+    "heldout-multilingual": 1.5,
+    "dedup": 1.3,
+    "dedup-multilingual": 1.5,
+}
 PLAN_LOAD_S = {"gemma3": 7.2, "gpt4o": 2.4, "qwen3": 2.4, "llama3": 2.2, "gpt35turbo": 1.2}
 PLAN_CHECK_MBS = 4.0  # the first round's extra work: ids out of Encodings, comparisons
+PLAN_CACHE_MBS = 2.5  # the first round's hit-rate figures: the split and the replay
 #: UTF-8 MB of the corpora smaller than 30 MB (the plan's cell sizes)
 WHOLE_MB = {
     "code": 17.5,
     "multilingual": 18.9,
     "heldout-english": 7.0,
     "heldout-multilingual": 17.2,
+    "dedup-english": 23.1,
 }
 
 
@@ -137,8 +155,11 @@ def _batchtok_round(path: Any, docs: list[str], first: bool, step: Callable[[], 
     step()
     tok, t = timed(Tokenizer.from_file, path)
     out["loads"].append(t.wall)
+    start = piece_cache.snapshot(tok) if first else None
     step()
     ids, out["ids"] = timed(tok.encode_batch_ids, docs, add_special_tokens=False)
+    if first:  # (untimed) the piece cache's hit rate of that cold run
+        out["cache"] = piece_cache.cache_figures(tok, docs, start, after_run=tok)
     del tok
     step()
     tok, t = timed(Tokenizer.from_file, path)
@@ -238,6 +259,7 @@ def run_cell(
             times[engine].append(theirs[engine])
         if first:
             out["fast_equals_batch"] = theirs["fast_equals_batch"]
+            out["cache"] = mine["cache"]
         tt_ids = None
         if enc is not None:
             tt_ids, t = timed(enc.encode_ordinary_batch, docs, num_threads=1)
@@ -310,7 +332,8 @@ def estimate_seconds(job: Job, name: str) -> float:
     per_round = sum(mb / rate * slow for rate in PLAN_MBS.values())
     if name in ("llama3", "gpt4o", "gpt35turbo", "gpt2", "qwen3"):
         per_round += mb / PLAN_TIKTOKEN_MBS
-    return job.repeats * (per_round + PLAN_LOAD_S.get(name, 0.5)) + mb / PLAN_CHECK_MBS
+    first = mb / PLAN_CHECK_MBS + mb / PLAN_CACHE_MBS
+    return job.repeats * (per_round + PLAN_LOAD_S.get(name, 0.5)) + first
 
 
 def machine_speed() -> float:
@@ -324,6 +347,7 @@ def machine_speed() -> float:
 
 
 def print_plan(jobs: list[Job]) -> float:
+    """Print the time plan of ``jobs``; the machine's speed probe (:func:`machine_speed`)."""
     speed = machine_speed()
     print(
         "Time plan (rough rates for a quiet 2-core machine, scaled by this machine's speed: "
@@ -339,10 +363,18 @@ def print_plan(jobs: list[Job]) -> float:
         )
     print(f"  total ~{total / 60:.0f} min (plus corpus loading, ~1 min)")
     sys.stdout.flush()
-    return total
+    return speed
 
 
 # -- report ---------------------------------------------------------------------------------------
+
+CACHE_NOTE = (
+    "hit/rep %: the piece cache's hit rate in the cold ids run (replayed from the cell's "
+    "pre-tokens with the engine's cache policy and checked against its final state; '~' where "
+    "they differ: an estimate) / the repeat rate, the share of pre-tokens equal to an earlier "
+    "one in the cell's text (the hit rate's ceiling for an empty cache); see "
+    "benchmarks/piece_cache.py"
+)
 
 
 def fmt(x: float | None) -> str:
@@ -372,6 +404,7 @@ COLUMNS: tuple[tuple[str, int, Callable[[dict[str, Any]], str]], ...] = (
     ("load bt", 7, lambda c: fmt(c["load_seconds"]["batchtok"])),
     ("load hf", 7, lambda c: fmt(c["load_seconds"]["tokenizers"])),
     ("ids ok", 6, lambda c: "yes" if c["mismatched_docs"] == 0 else "NO"),
+    ("hit/rep %", 10, lambda c: piece_cache.fmt_rate(c.get("cache"))),
 )
 
 
@@ -394,12 +427,13 @@ def report_rows(cells: list[dict[str, Any]]) -> list[str]:
 def markdown(cells: list[dict[str, Any]]) -> list[str]:
     lines = [
         "| file | text | ids vs peer (wall / CPU) | full vs `encode_batch` (wall / CPU) "
-        "| ids vs tiktoken | load batchtok / tokenizers s | ids = oracle |",
-        "|---|---|---|---|---|---|---|",
+        "| ids vs tiktoken | load batchtok / tokenizers s | ids = oracle "
+        "| piece cache hit / repeat % |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
         if "error" in c:
-            lines.append(f"| {c['file']} | {c['corpus']} | ERROR {c['error']} | | | | |")
+            lines.append(f"| {c['file']} | {c['corpus']} | ERROR {c['error']} | | | | | |")
             continue
         r, cr = c["ratios"], c["cpu_ratios"]
         peer = _peer(c)
@@ -409,7 +443,8 @@ def markdown(cells: list[dict[str, Any]]) -> list[str]:
             f"| {r['ids']:.2f}× / {cr['ids']:.2f}× ({peer}) | {r['full']:.2f}× / {cr['full']:.2f}× "
             f"| {fmt(r['tiktoken'])}{'×' if r['tiktoken'] else ''} "
             f"| {c['load_seconds']['batchtok']:.2f} / {c['load_seconds']['tokenizers']:.2f} "
-            f"| {'yes' if c['mismatched_docs'] == 0 else '**NO**'} |"
+            f"| {'yes' if c['mismatched_docs'] == 0 else '**NO**'} "
+            f"| {piece_cache.fmt_rate(c.get('cache'))} |"
         )
     return lines
 
@@ -421,7 +456,12 @@ def names(text: str) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.table", description=__doc__)
     ap.add_argument("--files", type=names, default=list(FILES), help="comma-separated names")
-    ap.add_argument("--corpora", type=names, default=list(CORPORA), help=", ".join(CORPORA))
+    ap.add_argument(
+        "--corpora",
+        type=names,
+        default=list(DEFAULT_CORPORA),
+        help=f"default {','.join(DEFAULT_CORPORA)}; known: {', '.join(CORPORA)}",
+    )
     ap.add_argument(
         "--sizes", type=lambda s: [float(x) for x in names(s)], default=list(SIZES), help="MB"
     )
@@ -447,6 +487,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--json", dest="json_path", help="also write every cell as JSON here")
     ap.add_argument("--plan", action="store_true", help="print the time plan and stop")
+    ap.add_argument(
+        "--write-results",
+        action="store_true",
+        help=f"replace this benchmark's section of {results.RESULTS} with the figures",
+    )
     args = ap.parse_args(argv)
     unknown = [c for c in args.corpora if c not in CORPORA]
     if unknown:
@@ -476,9 +521,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "(shared memory bus and caches): a ratio of two loaded cores, not single-thread speed"
         )
     print("  tuned-on corpora (tests, fixtures, earlier benches): english, code, multilingual")
-    for kind in HELD_OUT:
+    for kind in heldout.KINDS:
         if kind in args.corpora:
             print(f"  {heldout.describe(kind)}")
+    for kind in dedup.CORPORA:
+        if kind in args.corpora:
+            print(f"  {dedup.describe(kind)}")
+    print(f"  {CACHE_NOTE}")
     if any(s >= LARGE_MB for s in args.sizes):
         files = [f for f in args.files if f not in args.large_files]
         texts = [c for c in args.corpora if c not in args.large_corpora]
@@ -491,7 +540,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"  python {platform.python_version()}, {os.cpu_count()} CPUs, batchtok commit "
         f"{bench.git_commit()}, {time.strftime('%Y-%m-%d %H:%M:%S')}"
     )
-    print_plan(jobs)
+    speed = print_plan(jobs)
     if args.plan:
         return 0
 
@@ -548,7 +597,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     verdict = "MISMATCH" if failed else "all ids equal"
     print(f"\nrun time {elapsed / 60:.1f} min; verdict: {verdict}")
     print()
-    print("\n".join(markdown(cells)))
+    table = markdown(cells)
+    print("\n".join(table))
+    if args.write_results:
+        held = [k for k in HELD_OUT if k in args.corpora]
+        notes = [
+            f"Cold, one thread, {args.repeats} round(s) below {LARGE_MB} MB and "
+            f"{args.repeats_large} from it; verdict: {verdict}; "
+            f"`python -m benchmarks.table {' '.join(argv if argv is not None else sys.argv[1:])}`",
+            *(dedup.describe(k) for k in dedup.CORPORA if k in held),
+            CACHE_NOTE,
+        ]
+        path = results.write_section("benchmarks.table", table, notes, speed)
+        print(f"wrote the figures to {path}")
     if args.json_path:
         for c in cells:
             for key in ("ids_check", "full_check"):
