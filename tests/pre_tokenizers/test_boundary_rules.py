@@ -14,6 +14,7 @@ import tokenizers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from batchtok import Tokenizer
 from batchtok.pre_tokenizers.boundary_rules import BoundaryRules, rules_for
 from batchtok.utils.onig import OnigPattern
 from tests.support import adversarial, corpora
@@ -124,7 +125,10 @@ def test_adversarial_and_corpus_text(rules: BoundaryRules) -> None:
     for kind in ("english", "code", "multilingual"):
         texts += corpora.sample_docs(kind, 20, 3000)
     texts = [t for t in texts if "\uffff" not in t]
-    assert rules.pieces(texts) == regex_pieces(rules, texts)
+    want = regex_pieces(rules, texts)
+    assert rules.pieces(texts) == want
+    # in chunks of about _CHUNK_CHARS, the short ones (and the last) by the regex
+    assert rules.split_many(texts, _pattern(rules).findall) == want
 
 
 def test_a_lone_surrogate_leaves_the_batch_to_the_regex() -> None:
@@ -176,3 +180,21 @@ def test_pieces_equal_the_oracle_on_real_files(name: str, member: BoundaryRules)
     texts = [t for t in texts if "\uffff" not in t]
     want = [[t[s:e] for _, (s, e) in oracle.pre_tokenize_str(t)] for t in texts]
     assert member.pieces(texts) == want
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen3", "gpt35turbo"])
+def test_the_engine_splits_batches_by_the_rules(name: str, monkeypatch) -> None:
+    calls = []
+    pieces = BoundaryRules.pieces
+    monkeypatch.setattr(BoundaryRules, "pieces", lambda *a: calls.append(1) or pieces(*a))
+    texts = corpora.sample_docs("multilingual", 60, 3000) + corpora.sample_docs("code", 30, 3000)
+    texts += adversarial.adversarial_strings(max_chars=1000)
+    ours = Tokenizer.from_file(fixture_path(name))
+    oracle = tokenizers.Tokenizer.from_file(str(fixture_path(name)))
+    want = [e.ids for e in oracle.encode_batch(texts, add_special_tokens=False)]
+    assert ours.encode_batch_ids(texts, add_special_tokens=False) == want
+    assert calls
+
+
+def test_gpt4o_keeps_the_regex() -> None:
+    assert Tokenizer.from_file(fixture_path("gpt4o"))._split_many is None
