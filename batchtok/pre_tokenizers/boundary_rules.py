@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING
 
 import regex
 
-from ..utils.onig import OnigPattern, _all_chars, _table
+from ..utils.onig import OnigPattern, class_ranges, every_char
 
 if TYPE_CHECKING:
     import numpy as np
@@ -277,7 +277,7 @@ def _classes() -> np.ndarray:
 
     table = np.full(0x110000, _O, np.uint8)
     for name, code in (("L", _L), ("N", _N), ("\\s", _S)):
-        for a, b in _table(name):
+        for a, b in class_ranges(name):
             assert (table[a : b + 1] == _O).all(), f"{name} overlaps another class at {a:x}"
             table[a : b + 1] = code
     assert table[0x20] == table[0x0D] == table[0x0A] == _S
@@ -297,7 +297,7 @@ def _fold_table(icase: bool) -> np.ndarray:
     found: dict[int, int] = {}
     flags = "(?i)" if icase else ""
     # every char the regex matches for a contraction letter (one scan of all chars)
-    for char in set(regex.findall(flags + "[" + "".join(_FOLDS) + "]", _all_chars())):
+    for char in set(regex.findall(flags + "[" + "".join(_FOLDS) + "]", every_char())):
         (letter,) = [k for k in _FOLDS if regex.fullmatch(flags + k, char)]
         found[ord(char)] = _FOLDS[letter]
     assert all(_classes()[cp] == _L for cp in found), "a contraction char that is no letter"
@@ -314,11 +314,11 @@ def _family() -> dict[str, BoundaryRules]:
     for digits in _DIGITS:
         for icase in (True, False):
             rules = BoundaryRules(digits, icase)
-            out[OnigPattern(rules.source())._native.pattern] = rules
+            out[OnigPattern(rules.source()).native_source] = rules
     return out
 
 
 def rules_for(pattern: OnigPattern) -> BoundaryRules | None:
     """The boundary rules that give ``pattern``'s matches, or None when it is not of the
     family (compared as parsed and rendered for the regex module, not as written)."""
-    return _family().get(pattern._native.pattern)
+    return _family().get(pattern.native_source)
