@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from batchtok import Tokenizer
 from batchtok.pre_tokenizers.boundary_rules import BoundaryRules, rules_for
+from batchtok.utils.byte_level import byte_level_map
 from batchtok.utils.onig import OnigPattern
 from tests.support import adversarial, corpora
 from tests.support.adversarial import WHITE_SPACE
@@ -167,10 +168,17 @@ def test_other_patterns_are_not_recognised(pattern: str) -> None:
     assert rules_for(OnigPattern(pattern)) is None
 
 
-@pytest.mark.parametrize(("name", "member"), [("llama3", MEMBERS[0]), ("qwen3", MEMBERS[2])])
+@pytest.mark.parametrize(
+    ("name", "member"),
+    [("llama3", MEMBERS[0]), ("gpt35turbo", MEMBERS[0]), ("qwen3", MEMBERS[2])],
+)
 def test_pieces_equal_the_oracle_on_real_files(name: str, member: BoundaryRules) -> None:
+    """Against the file's own pre-tokenizer (the Split, then ByteLevel's mapping of each
+    piece), and against the Split alone, whose offsets show the pieces unmapped."""
+    path = str(fixture_path(name))
+    whole = tokenizers.Tokenizer.from_file(path).pre_tokenizer
     split = _file_split(name)
-    oracle = tokenizers.pre_tokenizers.Split(
+    alone = tokenizers.pre_tokenizers.Split(
         tokenizers.Regex(split["pattern"]["Regex"]), behavior="isolated", invert=False
     )
     texts = adversarial.adversarial_strings()
@@ -178,8 +186,10 @@ def test_pieces_equal_the_oracle_on_real_files(name: str, member: BoundaryRules)
         texts += docs(corpora.sample_docs(kind, 200, 3000), 60_000, f"boundary:{kind}")
     texts += [t for t in PARTS + [SMALL] if t]
     texts = [t for t in texts if "\uffff" not in t]
-    want = [[t[s:e] for _, (s, e) in oracle.pre_tokenize_str(t)] for t in texts]
-    assert member.pieces(texts) == want
+    found = member.pieces(texts)
+    assert found == [[t[s:e] for _, (s, e) in alone.pre_tokenize_str(t)] for t in texts]
+    mapped = [[byte_level_map(p) for p in pieces] for pieces in found]
+    assert mapped == [[p for p, _ in whole.pre_tokenize_str(t)] for t in texts]
 
 
 @pytest.mark.parametrize("name", ["llama3", "qwen3", "gpt35turbo"])
