@@ -342,18 +342,19 @@ def _fold_table(icase: bool) -> np.ndarray:
     return table
 
 
+_MEMBERS = tuple(BoundaryRules(digits, icase) for digits in _DIGITS for icase in (True, False))
+
+
 @functools.cache
 def _family() -> dict[str, BoundaryRules]:
     """The regex module's rendering of each member's pattern -> the member."""
-    out = {}
-    for digits in _DIGITS:
-        for icase in (True, False):
-            rules = BoundaryRules(digits, icase)
-            out[OnigPattern(rules.source()).native_source] = rules
-    return out
+    return {OnigPattern(rules.source()).native_source: rules for rules in _MEMBERS}
 
 
 def rules_for(pattern: OnigPattern) -> BoundaryRules | None:
     """The boundary rules that give ``pattern``'s matches, or None when it is not of the
     family (compared as parsed and rendered for the regex module, not as written)."""
+    for rules in _MEMBERS:
+        if pattern.source == rules.source():  # as the real files write it: nothing to compile
+            return rules
     return _family().get(pattern.native_source)
