@@ -26,6 +26,7 @@ from .normalizers import Normalizer, read_normalizer
 from .padding import Padding, read_padding
 from .pre_tokenizers import PreTokenizer, read_pre_tokenizer
 from .pre_tokenizers.splitter import (
+    compile_batch_splitter,
     compile_splitter,
     compile_streaming_splitter,
     split_and_map,
@@ -237,9 +238,11 @@ class Tokenizer:
         self._stream = compile_streaming_splitter(splitter)
         boundary = self._boundary
         # the split of many fragments at once (the boundary splitter's own, when it sees whole
-        # fragments), else None
+        # fragments, or the pattern's boundary rules), else None
         self._split_many = None
-        if boundary is not None and boundary.active:
+        if boundary is None or not boundary.active:
+            self._split_many = compile_batch_splitter(splitter)
+        else:
             whole = splits_nothing(splitter)
             self._split = boundary.after(None if whole else self._split)
             if whole:

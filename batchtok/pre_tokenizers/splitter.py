@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from ..metaspace import AtStart
 from ..utils.byte_level import byte_level_map
 from .base import PreTokenizer
+from .boundary_rules import rules_for
 from .byte_level import ByteLevel, ByteLevelSplit
 from .sequence import Sequence, uses_start
 from .split import Split
@@ -91,6 +92,25 @@ def compile_splitter(splitter: PreTokenizer | None) -> Callable[[str, AtStart], 
         return lambda text, at_start: only.pre_tokenize([text], at_start)
     sequence = Sequence(stages)
     return lambda text, at_start: sequence.pre_tokenize([text], at_start)
+
+
+def compile_batch_splitter(
+    splitter: PreTokenizer | None,
+) -> Callable[[list[str]], list[list[str]]] | None:
+    """A function fragments -> the pieces of each, splitting them all at once, when
+    ``splitter`` is one Split keeping its matches (all of the text) whose pattern
+    :mod:`.boundary_rules` evaluates without the regex; else None."""
+    stages = _active_stages(splitter)
+    if len(stages) != 1 or not isinstance(stages[0], Split):
+        return None
+    split = stages[0]
+    if not split.is_regex or not split._matches_only:
+        return None
+    rules = rules_for(split.onig)
+    if rules is None:
+        return None
+    split_one = split.split_one
+    return lambda fragments: rules.split_many(fragments, split_one)
 
 
 def compile_streaming_splitter(

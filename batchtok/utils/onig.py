@@ -97,6 +97,17 @@ def _table(name: str) -> tuple[tuple[int, int], ...]:
     return parse_ranges(RANGES[name])
 
 
+def class_ranges(name: str) -> tuple[tuple[int, int], ...]:
+    """The code point ranges (inclusive) of a class of ``_tables.onig.RANGES`` ("L", "\\s",
+    ...): Oniguruma's membership, as the ``exact`` rendering spells it out."""
+    return _table(name)
+
+
+def every_char() -> str:
+    """Every code point but the surrogates, in order, as one string."""
+    return _all_chars()
+
+
 @functools.cache
 def _native_ranges(native: str) -> tuple[tuple[int, int], ...]:
     """Code point ranges the ``regex`` module puts in a class (scanned once per process, by
@@ -582,6 +593,11 @@ class OnigPattern:
         # Found by one re class (those beyond the BMP, nearly all of them, as the one range
         # there, then checked): 3.5x faster than a set of the text's chars.
         self._suspect_class = re.compile(char_class(self._suspect)) if suspects else None
+
+    @property
+    def native_source(self) -> str:
+        """The pattern as rendered for the ``regex`` module (its parsed, normalised form)."""
+        return self._native.pattern
 
     def _has_suspect(self, text: str) -> bool:
         search, suspect = self._suspect_class.search, self._suspect  # type: ignore[union-attr]
