@@ -91,11 +91,12 @@ def trainer_dtype(format: str, vocab_size: int) -> str:
 def output_path(output_dir: str | os.PathLike[str], rel: str, format: str) -> str:
     """Where an input's output goes: its primary file (the one readers open first)."""
     base = os.path.join(output_dir, rel)
-    if format == "megatron":
-        return base.removesuffix(".parquet") + ".idx"
-    if format == "datatrove":
-        return base.removesuffix(".parquet") + ".ds"
-    return base
+    if format == "parquet":
+        return base
+    # inputs are picked by extension in any case (``A.PARQUET``), so it is dropped in any case
+    if base[-len(".parquet") :].lower() == ".parquet":
+        base = base[: -len(".parquet")]
+    return base + (".idx" if format == "megatron" else ".ds")
 
 
 def output_files(path: str, format: str) -> list[str]:

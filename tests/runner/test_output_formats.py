@@ -152,6 +152,17 @@ def test_a_trainer_output_changed_on_disk_is_rewritten(tmp_path: Path) -> None:
     assert _read(tmp_path / "out", "a", "megatron") == oracle_ids(texts(40, seed=2))
 
 
+@pytest.mark.parametrize("format", ["megatron", "datatrove"])
+def test_an_upper_case_parquet_input_names_its_trainer_output_without_the_extension(
+    tmp_path: Path, format: str
+) -> None:
+    write_parquet(tmp_path / "in" / "A.PARQUET", texts(20, seed=4))
+    code, output = invoke("run", basic_job(tmp_path, output__format=format))
+    assert code == 0, output
+    assert _read(tmp_path / "out", "A", format) == oracle_ids(texts(20, seed=4))
+    assert not list((tmp_path / "out").glob("A.PARQUET*")), os.listdir(tmp_path / "out")
+
+
 def test_eos_follows_every_non_empty_row_and_a_refused_row_keeps_null_ids(tmp_path: Path) -> None:
     model = {
         "type": "BPE",
