@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from batchtok import Tokenizer
 
 from .cache import digests
-from .errors import JobError
+from .errors import JobError, reason
 from .job import Job
 from .store import OutPath, S3Path
 
@@ -145,9 +145,8 @@ def read_tokenizer(job: Job) -> tuple[bytes, str, str]:
         data = job.tokenizer_path.read_bytes()
         return (data, *digests(data))
     except OSError as exc:
-        reason = exc.strerror or str(exc)
         raise JobError(
-            [job.problem("tokenizer.path", f"cannot read {job.tokenizer_path}: {reason}")],
+            [job.problem("tokenizer.path", f"cannot read {job.tokenizer_path}: {reason(exc)}")],
             str(job.file or ""),
         ) from exc
 

@@ -22,6 +22,13 @@ from dataclasses import dataclass
 from . import exit_codes as codes
 
 
+def reason(exc: BaseException) -> str:
+    """What went wrong, as a message shows it: an OS error's own words (``Permission
+    denied``, without the errno and path Python adds), else the exception's text."""
+    strerror = exc.strerror if isinstance(exc, OSError) else None
+    return strerror or str(exc)
+
+
 class RunnerError(Exception):
     """Base of the runner's errors."""
 

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from . import text_arrays
 from .cache import Records, stat_key
 from .discovery import capped, expand_inputs
-from .errors import JobError, Problem
+from .errors import JobError, Problem, reason
 from .job import Job
 from .jsonl import Block, is_jsonl, jsonl_compression, scan_blocks
 from .storage import StorageOptions, is_uri, open_input, stat
@@ -249,8 +249,7 @@ def read_input(
             meta = pf.metadata
             schema = pf.schema_arrow
     except (OSError, pa.ArrowException) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        problems.append(job.problem("input.paths", f"cannot read {path} as Parquet: {reason}"))
+        problems.append(job.problem("input.paths", f"cannot read {path} as Parquet: {reason(exc)}"))
         return None
     names = schema.names
     text, pair = job.text_column, job.pair_column
@@ -369,8 +368,7 @@ def read_jsonl_input(
             if blocks is None:
                 blocks = scan_blocks(raw, compression, jsonl_block_bytes(job))
     except (OSError, pa.ArrowException, EOFError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        problems.append(job.problem("input.paths", f"cannot read {path}: {reason}"))
+        problems.append(job.problem("input.paths", f"cannot read {path}: {reason(exc)}"))
         return None
     fields = jsonl_fields(job)
     keep = fields if job.keep_columns is None else tuple(dict.fromkeys(job.keep_columns))

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidValue, JobError, Problem
+from .errors import InvalidValue, JobError, Problem, reason
 from .names import escaped
 from .storage import StorageOptions, is_uri
 from .store import BOTO3_MISSING, OUTPUT_SCHEMES, OutPath, S3Path, as_path, boto3_available
@@ -582,7 +582,7 @@ def _read_toml(path: Path, shown: str, problems: list[Problem], key: str, source
     except tomllib.TOMLDecodeError as exc:
         problems.append(Problem(key, f"{shown} is not valid TOML: {exc}", source))
     except OSError as exc:
-        problems.append(Problem(key, f"cannot read {shown}: {exc.strerror or exc}", source))
+        problems.append(Problem(key, f"cannot read {shown}: {reason(exc)}", source))
     return {}
 
 

@@ -37,7 +37,7 @@ from typing import IO, TYPE_CHECKING, Any
 from ..utils import program
 from .cache import Records, RowGroupHash, memo_hashes, remember_hashes
 from .encode import configure_tokenizer, remember_facts
-from .errors import JobError, LockHeld, LockLost
+from .errors import JobError, LockHeld, LockLost, reason
 from .executor import Event, Failure, LocalExecutor
 from .exit_codes import EXIT_FAILURE, EXIT_OK, EXIT_OK_WITH_BAD_ROWS
 from .inputs import InputFile, jsonl_memo
@@ -664,10 +664,9 @@ class _Run:
 def _unwritable(exc: OSError, state_dir: Any) -> str:
     """What taking the lock in ``state_dir`` failed with, naming the path that refused."""
     path = exc.filename or state_dir
-    reason = exc.strerror or str(exc)
     if exc.errno in (errno.EEXIST, errno.ENOTDIR, errno.ENOENT):  # a file where a directory goes
-        return f"cannot create {path}: {reason}"
-    return f"cannot write {path}: {reason} (the run keeps its lock and records in {state_dir})"
+        return f"cannot create {path}: {reason(exc)}"
+    return f"cannot write {path}: {reason(exc)} (the run keeps its lock and records in {state_dir})"
 
 
 def _install_sigterm():

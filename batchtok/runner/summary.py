@@ -20,7 +20,7 @@ from batchtok import __version__
 from . import exit_codes as codes
 from . import store
 from .encode import TokenizerFacts
-from .errors import JobError
+from .errors import JobError, reason
 from .job import Job
 from .names import escaped_json
 from .stats import MAX_EXAMPLES, RunStats
@@ -209,8 +209,7 @@ def write_summary(
 
 
 def _cannot_write(target: store.OutPath, exc: Exception) -> str:
-    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    message = f"cannot write the run summary {target}: {reason}"
+    message = f"cannot write the run summary {target}: {reason(exc)}"
     log.error("%s", message, extra={"event": "summary_not_written", "file": str(target)})
     return message
 
@@ -236,8 +235,7 @@ def read_summary(path: store.OutPath) -> tuple[dict[str, Any] | None, str]:
     except FileNotFoundError:
         return None, f"{path} not found"
     except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return None, f"cannot read {path}: {reason}"
+        return None, f"cannot read {path}: {reason(exc)}"
     try:
         found = json.loads(text)
     except ValueError as exc:
