@@ -32,6 +32,8 @@ import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from batchtok.formats.files import SIDECAR
+
 from .errors import JobError, Problem
 from .job import Job
 from .jsonl import PLAIN_SUFFIXES, jsonl_compression, output_name
@@ -40,7 +42,6 @@ from .storage import is_uri, list_files
 from .store import S3Path
 
 MAX_LISTED = 20  # problems listed per key before "... and N more"
-SIDECAR_SUFFIX = ".batchtok.json"  # a trainer-format output's sidecar (batchtok.formats.files)
 METADATA_NAMES = frozenset({"dataset_info.json", "state.json", "manifest.json"})
 
 
@@ -66,7 +67,7 @@ def _plain_suffix(name: str) -> str:
 
 def is_sidecar(name: str) -> bool:
     """A trainer-format output's sidecar (another job's, maybe): never an input."""
-    return name.lower().endswith(SIDECAR_SUFFIX)
+    return name.lower().endswith(SIDECAR)
 
 
 def picked_by_extension(name: str) -> bool:
