@@ -181,6 +181,13 @@ def _describe(exc: BaseException) -> str:
     return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"
 
 
+def allowed_silence(stall_timeout: float, unit_bytes: float, text_bytes: int) -> float:
+    """Seconds a worker starting a batch of ``text_bytes`` may go without a sign of progress:
+    ``stall_timeout``, or that once per ``unit_bytes`` (a full batch) of a longer batch's text
+    (see the module's docstring)."""
+    return stall_timeout * max(1.0, text_bytes / max(unit_bytes, 1.0))
+
+
 @dataclass
 class _Worker:
     process: Any
@@ -335,8 +342,7 @@ class LocalExecutor(TaskQueue):
         ``stall_unit_bytes`` of the batch it starts (``text_bytes``)."""
         worker.heard = time.monotonic()
         if self.stall_timeout is not None:
-            units = max(1.0, text_bytes / max(self.stall_unit_bytes, 1))
-            worker.allowed = self.stall_timeout * units
+            worker.allowed = allowed_silence(self.stall_timeout, self.stall_unit_bytes, text_bytes)
 
     def _stalled(self) -> list[tuple[_Worker, float]]:
         """(worker, seconds silent) of each running worker silent longer than allowed."""

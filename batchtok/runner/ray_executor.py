@@ -59,7 +59,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .encode import configure_tokenizer, load_tokenizer
-from .executor import Event, Failure, TaskQueue, failure_of, heap_trimmer
+from .executor import Event, Failure, TaskQueue, allowed_silence, failure_of, heap_trimmer
 from .job import Job
 from .stats import ShardStats
 from .worker import prepare_workers, prepared_state, run_task, set_alive
@@ -312,11 +312,8 @@ class RayExecutor(TaskQueue):
             yield Event(kind, task, payload)
 
     def _allowed(self, text_bytes: int) -> float:
-        """The silence allowed an actor starting a batch of ``text_bytes`` (see
-        :mod:`.executor`)."""
         assert self.job is not None
-        unit = max(self.job.batch_mb * 1e6, 1.0)
-        return self.job.stall_timeout * max(1.0, text_bytes / unit)
+        return allowed_silence(self.job.stall_timeout, self.job.batch_mb * 1e6, text_bytes)
 
     def _stalled(self) -> Iterator[Event]:
         """Probe the running actors; kill those silent longer than allowed (by their answer,
