@@ -143,3 +143,23 @@ def test_the_suspect_scan_finds_what_a_set_of_the_text_finds(data):
     alphabet = suspects[:: max(1, len(suspects) // 200)] + list("a é中\n🙂\U0001f600\U00020000")
     text = "".join(data.draw(st.lists(st.sampled_from(alphabet), max_size=30)))
     assert compiled._has_suspect(text) == (not compiled._suspect.isdisjoint(text))
+
+
+def test_every_char_is_the_same_string_with_numpy_loaded_or_not(monkeypatch):
+    """``onig.every_char`` builds its string with numpy once numpy is imported, else from an
+    array of ints: both are every code point but the surrogates, in order."""
+    import sys
+
+    import numpy  # noqa: F401 - the fast path's condition
+
+    from batchtok.utils import onig
+
+    onig._all_chars.cache_clear()
+    with_numpy = onig.every_char()
+    onig._all_chars.cache_clear()
+    monkeypatch.delitem(sys.modules, "numpy")
+    without = onig.every_char()
+    onig._all_chars.cache_clear()
+    assert with_numpy == without
+    assert len(without) == 0x110000 - 0x800
+    assert [ord(c) for c in (without[0xD7FF], without[0xD800])] == [0xD7FF, 0xE000]

@@ -77,6 +77,11 @@ _SURROGATES = 0xD800  # the first surrogate; 0x800 of them, left out of _all_cha
 def _all_chars() -> str:
     """Every code point but the surrogates (built on first use), decoded from UTF-32 in one
     step (a char at a time costs ~0.2 s)."""
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:  # (a batch's path has it: 15x faster than the array of ints)
+        points = numpy.arange(0x110000, dtype="<u4")
+        points = numpy.concatenate([points[:_SURROGATES], points[0xE000:]])
+        return points.tobytes().decode("utf-32-le")
     points = array("I", range(_SURROGATES))
     points.extend(range(0xE000, 0x110000))
     assert points.itemsize == 4
