@@ -228,6 +228,7 @@ class _Runs:
         self._window = window
         self._bits: np.ndarray | None = None
         self._found: dict[int, np.ndarray] = {}
+        self._restarts = self._restart_triggers = window[:0]
 
     def flagged(self, bit: int) -> np.ndarray:
         """The positions whose :func:`_run_bits` hold ``bit``."""
@@ -253,22 +254,19 @@ class _Runs:
         after[other + 1 >= n] = _X
         # one other before a letter: the body's leading char
         cut[other[np.isin(after, _LETTER)] + 1] = False
-        trigger = other[~np.isin(after, _WORD)]
-        self._found[_K_START] = np.union1d(self.flagged(_K_START), at)
-        self._found[_TRIGGER] = np.union1d(self.flagged(_TRIGGER), trigger)
+        self._restarts = at
+        self._restart_triggers = other[~np.isin(after, _WORD)]
 
     def mode(self, at: np.ndarray) -> np.ndarray:
-        """Rule 3's mode of each K char of ``at``: a trigger of its K run at or before it."""
+        """Rule 3's mode of each K char of ``at``: a trigger of its K run (since the last
+        restart in it) at or before it."""
         import numpy as np
 
         if not len(at):
             return np.zeros(0, bool)
-        starts = run_starts(self.flagged(_K_START), at)
-        triggers = self.flagged(_TRIGGER)
-        if not len(triggers):
-            return np.zeros(len(at), bool)
-        last = np.searchsorted(triggers, at, side="right") - 1
-        return (last >= 0) & (triggers[np.maximum(last, 0)] >= starts)
+        start = np.maximum(_last(self.flagged(_K_START), at), _last(self._restarts, at))
+        trigger = np.maximum(_last(self.flagged(_TRIGGER), at), _last(self._restart_triggers, at))
+        return trigger >= start
 
     def up_cut(self, at: np.ndarray) -> np.ndarray:
         """Rule 1 at each up char of ``at`` after a common char: (a) the run of common chars
@@ -293,6 +291,16 @@ class _Runs:
         mark = np.flatnonzero((cls[before] == _M) & (run_start > 0))
         takes[mark[self.mode(before[mark])]] = True
         return takes
+
+
+def _last(positions: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The last of (sorted) ``positions`` at or before each of ``at``; -1 for none."""
+    import numpy as np
+
+    if not len(positions):
+        return np.full(len(at), -1)
+    last = np.searchsorted(positions, at, side="right") - 1
+    return np.where(last >= 0, positions[np.maximum(last, 0)], -1)
 
 
 # _window_flags' bits: a cut here; the rest mark where a rule looks beyond the window
