@@ -11,9 +11,9 @@ contractions ``(?i:'s|'t|'re|'ve|'m|'ll|'d)``)::
 
 Classes of a char: *up* (Lu, Lt: in U only), *low* (Ll: in W only), *both* (Lm, Lo: letters
 in U and W), M (``\\p{M}``: in U and W, but no letter: in Q and in B4's class), N, P (U+0020),
-S (the other ``\\s``), R (``\\r``, ``\\n``), and the others: ``'``, ``/`` and O. Words: up,
-low, both and M ("word chars"); K: M and the others ("marks and punctuation"); a *word run*,
-a *K run*: a maximal run of such chars. The tables make the letters, M, N and ``\\s``
+S (the other ``\\s``), R (``\\r``, ``\\n``), and the *others*: ``'``, ``/`` and O (the
+rest). Word chars: up, low, both and M; K chars: M and the others. A *word run*, a *K run*:
+a maximal run of such chars. The tables make the letters, M, N and ``\\s``
 disjoint (checked when the table is built).
 
 Why the pieces are these. Every char starts a match (a word char: B1 or B2; N: B3; O: B4;
@@ -29,35 +29,41 @@ except as follows.
    only at an up char ``i`` after a common or low char, and there exactly when (a) the run
    of common and low chars before ``i`` holds a low char, or (b) the up run from ``i``
    reaches the word run's end. (Every such ``i`` is the end of the body of the piece that
-   holds ``i - 1``, and every body ends at such an ``i`` or at ``e``.)
+   holds ``i - 1``, and every body ends at such an ``i`` or at ``e``.) A body may start
+   after the run's first char: after marks B4 ate (rule 3; being common, they never make
+   (a) hold) or after a contraction (rule 6).
 2. *The leading char.* ``Q?`` is tried first: a P or S that ends a whitespace run (rule 5
-   makes it start a piece) takes the word run after it. An O that starts a piece takes the
-   word run after it when the O is alone (the next char is a word char; the word run's first
-   char is then no cut); else B1 and B2 fail there, and B4 takes the K run to its end (its
-   class holds M: the marks are "eaten", rule 3). An M is both a word char and in Q: from an
+   makes it start a piece) takes the word run after it. An other that starts a piece takes
+   the word run after it when the next char is a word char (the word run's first char is
+   then no cut); else B1 and B2 fail there, and B4 takes the K run to its end (its class
+   holds M: the marks are "eaten", rule 3). An M is both a word char and in Q: from an
    M, ``Q?`` taking it gives the same end as B1 without it, so an M starts a body like a
    letter.
 3. *K runs.* From its start a K run alternates runs of others and of marks. A run of others
-   starting a piece is either one O before a word char (rule 2: a body follows, the marks or
-   letters after it) or B4's start, which takes the rest of the K run (``[^\\s\\p{L}\\p{N}]+``
-   is greedy and nothing after it can fail). A run of marks that is no B4's is a body of its
-   own (rule 1), or begins the letters after it. So within a K run the pieces start at each
-   run of others until the first *trigger* (a run of others of two or more chars, or of one
-   before whitespace, N or a text end; or a K run's first O after a space, which B4 takes
-   with `` ?``); from the trigger on the K run is one piece, its marks eaten, and the char
-   after the K run starts a piece (a letter after eaten marks is cut). The *mode* of a K
-   char: whether a trigger of its K run is at or before it (found by index).
+   starting a piece is either one other before a word char (rule 2: a body follows, the
+   marks or letters after it) or B4's start, which takes the rest of the K run
+   (``[^\\s\\p{L}\\p{N}]+`` is greedy and nothing after it can fail). A run of marks that is
+   no B4's is a body of its own (rule 1), or begins the letters after it. So within a K run
+   the pieces start at each run of others until the first *trigger* (a run of others of two
+   or more chars, or of one before whitespace, N or a text end; or a K run's first other
+   after a space, which B4 takes with `` ?``); from the trigger on the K run is one piece,
+   its marks eaten, and the char after the K run starts a piece (a letter after eaten marks
+   is cut). The *mode* of a K char: whether a trigger of its K run is at or before it
+   (found by index).
 4. *B4's tail.* ``[\\r\\n/]*`` takes the R chars after B4's K run, and slashes and R chars
-   after those: an R run after an O, or after an eaten M, is no piece's start. A slash run
-   after such an R run is the tail's too; when it is followed by a word char or an other
-   (which would start a piece in the middle of a K run) the text is left to the regex.
+   after those: an R run after an other, or after an eaten M, is no piece's start, nor is
+   a slash run after such an R run. Where that slash run ends before a word char or an
+   other, a piece starts afresh, as at a K run's start (rules 2 and 3), though the K run
+   began with the slashes: a *restart*. (After an eaten M's R run, whose mode must wait for
+   the restarts, such an end leaves the text to the regex.)
 5. *Whitespace* (as in :mod:`.boundary_rules`, rule 4): B5 ends after the whitespace run's
    last R; the rest, without R, is B6, which gives back its last char before a char that
    is not whitespace; that last char then starts a piece (taking a word run, rule 2, or a
    K run, rule 3, after a space), or stands alone. A tail's R prefix is cut where it ends.
 6. *Contractions.* ``T?`` is tried at the end of a body, which is a word run's end (inside
    the run the next char is a word char): a word run followed by ``'`` and a contraction's
-   letters (folded as the regex folds them) takes them, whatever the run's last piece; the
+   letters (folded as the regex folds them) takes them, whatever the run's last piece
+   (unless B4 ate the run: marks only, rule 3); the
    rest of the letter run then starts a piece. Two such in a row (``'s's``: the second
    apostrophe starts a piece, rule 2), or letters left after a contraction whose run before
    an up char would reach back past it (rule 1a), leave the text to the regex.
