@@ -229,7 +229,7 @@ def contraction_letters(points: np.ndarray, starts: np.ndarray, icase: bool) -> 
     them (``(?i)`` when ``icase``)."""
     import numpy as np
 
-    folds = _fold_table(icase)
+    folds = fold_table(icase)
     first = folds.take(np.minimum(points[starts], len(folds) - 1))
     nxt = np.minimum(starts + 1, len(points) - 1)
     second = folds.take(np.minimum(points[nxt], len(folds) - 1))
@@ -383,7 +383,7 @@ def class_table(other: int, classes: tuple[tuple[str, int], ...]) -> np.ndarray:
 
 
 @functools.cache
-def _fold_table(icase: bool) -> np.ndarray:
+def fold_table(icase: bool) -> np.ndarray:
     """The contraction letter each code point stands for (its ``_FOLDS`` code, 0 for none; the
     last entry is 0 and stands for everything past the table), as the regex module matches
     the pattern's letters: ``(?i)`` when ``icase``."""

@@ -23,8 +23,8 @@ except as follows.
 
 1. *Words.* From a word char ``s`` of a word run ending at ``e``, B1 (then B2) matches the
    body ``U*W+``: ``U*`` takes the chars up to the first low one, backing off until ``W+``
-   can start. So the body ends at the first up char after the first low one (all of the
-   run if none); without a low char, after the last *common* char (both or M), where ``W+``
+   can start. So the body ends at the first up char after the first low one (or at the
+   run's end); without a low char, after the last *common* char (both or M), where ``W+``
    can take one; with neither, B2 takes the run. Hence, inside a word run, a piece starts
    only at an up char ``i`` after a common or low char, and there exactly when (a) the run
    of common and low chars before ``i`` holds a low char, or (b) the up run from ``i``
@@ -90,6 +90,7 @@ from .boundary_rules import (
     class_table,
     contraction_letters,
     digit_groups,
+    fold_table,
     run_starts,
     windows,
 )
@@ -443,6 +444,9 @@ def _classes() -> np.ndarray:
     table[0x27] = _APOS
     table[0x2F] = _SLASH
     table[_JOINT] = _X
+    # rule 6 reads a contraction's letters as up or low chars
+    letters = np.flatnonzero(fold_table(True)[:-1])
+    assert np.isin(table[letters], (_UP, _LOW)).all(), "a contraction letter of another case"
     return table
 
 
