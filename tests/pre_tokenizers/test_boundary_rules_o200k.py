@@ -123,14 +123,14 @@ def test_pieces_of_small_alphabets_equal_the_regex(texts: list[str]) -> None:
     "texts",
     [
         ["it's's't", "x'S't"],  # an apostrophe right after a contraction
-        ["x'd字A", "y'se\u0301Ab"],  # letters after a contraction, then an up char
+        ["x'd字A", "y's\u0301Ab"],  # common chars after a contraction, then an up char
         ["!!\u0301\n/*", "..\u0301\n//a"],  # an eaten mark's tail ending inside a K run
     ],
     ids=["chained-contractions", "after-a-contraction", "eaten-mark-tail"],
 )
 def test_what_the_rules_leave_to_the_regex(texts: list[str]) -> None:
     found = RULES.pieces(texts * 300)
-    assert found is not None and None in found
+    assert found is not None and set(map(type, found)) == {type(None)}
     assert RULES.split_many(texts * 300, PATTERN.findall) == regex_pieces(texts * 300)
 
 
