@@ -70,7 +70,7 @@ from ..utils.onig import OnigPattern, class_ranges, every_char
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["BoundaryRules", "rules_for"]
+__all__ = ["BoundaryRules", "JoinedRules", "rules_for"]
 
 _CONTRACTIONS = "'s|'t|'re|'ve|'m|'ll|'d"
 _REST = r"[^\r\n\p{L}\p{N}]?\p{L}+|DIGITS| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
@@ -93,18 +93,15 @@ _CHUNK_CHARS = 1 << 16
 _MIN_CHARS = 4096
 
 
-@dataclass(frozen=True)
-class BoundaryRules:
-    """The rules of one member of the family: ``digits`` per N piece, case-insensitive
-    contractions or not."""
+class JoinedRules:
+    """Pieces of a batch's texts from the places a piece starts, computed over the joined
+    texts at once by :meth:`cuts` (each family of rules defines it)."""
 
-    digits: int
-    icase: bool
-
-    def source(self) -> str:
-        """The Oniguruma pattern this member stands for."""
-        contractions = f"(?i:{_CONTRACTIONS})" if self.icase else _CONTRACTIONS
-        return contractions + "|" + _REST.replace("DIGITS", _DIGITS[self.digits])
+    def cuts(self, points: np.ndarray, joints: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """(whether a piece starts at each position of ``points``, texts joined by U+FFFF
+        (``joints`` of them), never at a joint or right after one; the positions whose text
+        the rules leave to the regex), or None when a text holds U+FFFF itself."""
+        raise NotImplementedError
 
     def split_many(self, texts: list[str], fallback: Callable[[str], list[str]]) -> list[list[str]]:
         """The pieces of each text (``findall`` of the pattern), about ``_CHUNK_CHARS`` of
@@ -126,11 +123,14 @@ class BoundaryRules:
         self, texts: list[str], chars: int, fallback: Callable[[str], list[str]]
     ) -> list[list[str]]:
         found = self.pieces(texts) if chars >= _MIN_CHARS else None
-        return list(map(fallback, texts)) if found is None else found
+        if found is None:
+            return list(map(fallback, texts))
+        return [fallback(text) if got is None else got for got, text in zip(found, texts)]
 
-    def pieces(self, texts: list[str]) -> list[list[str]] | None:
-        """The pieces of each text, all texts cut at once; None for a batch holding a lone
-        surrogate or U+FFFF (the joint between texts)."""
+    def pieces(self, texts: list[str]) -> list[list[str] | None] | None:
+        """The pieces of each text, all texts cut at once, None for a text the rules leave to
+        the regex; None for a batch holding a lone surrogate or U+FFFF (the joint between
+        texts)."""
         if not texts:
             return []
         joined = "\uffff".join(texts)
@@ -138,9 +138,10 @@ class BoundaryRules:
             points = _code_points(joined)
         except UnicodeEncodeError:  # a lone surrogate
             return None
-        cut = self.cuts(points, len(texts) - 1)
-        if cut is None:
+        found = self.cuts(points, len(texts) - 1)
+        if found is None:
             return None
+        cut, redo = found
         import numpy as np
 
         at = np.flatnonzero(cut)
@@ -158,35 +159,40 @@ class BoundaryRules:
         ends = np.searchsorted(at, np.append(joints, n))
         last = ends + np.arange(1, len(texts) + 1)
         first = np.append(0, last[:-1])
+        out: list[list[str] | None]
         out = list(map(pieces.__getitem__, map(slice, first.tolist(), last.tolist())))
         for empty in [i for i, text in enumerate(texts) if not text]:
             out[empty] = []
+        for text in set(np.searchsorted(joints, redo).tolist()):
+            out[text] = None
         return out
 
-    def cuts(self, points: np.ndarray, joints: int) -> np.ndarray | None:
-        """Whether a piece starts at each position (a bool array; never at a joint or right
-        after one: the joints are the texts' ends) of ``points``, texts joined by U+FFFF
-        (``joints`` of them); None when a text holds U+FFFF itself.
+
+@dataclass(frozen=True)
+class BoundaryRules(JoinedRules):
+    """The rules of one member of the family: ``digits`` per N piece, case-insensitive
+    contractions or not."""
+
+    digits: int
+    icase: bool
+
+    def source(self) -> str:
+        """The Oniguruma pattern this member stands for."""
+        contractions = f"(?i:{_CONTRACTIONS})" if self.icase else _CONTRACTIONS
+        return contractions + "|" + _REST.replace("DIGITS", _DIGITS[self.digits])
+
+    def cuts(self, points: np.ndarray, joints: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """See :meth:`JoinedRules.cuts`; these rules leave no text to the regex.
 
         The rules that look at the chars next to a position (the two before, the one after)
         are one lookup of that window's classes in :func:`_window_flags`, which also marks
         the positions where the other rules look further: few, handled by index."""
         import numpy as np
 
-        n = len(points)
         cls = _classes().take(points)
         if np.count_nonzero(cls == _X) != joints:
             return None
-        # each position's window: the classes two before, one before, its own, one after
-        padded = np.empty(n + 3, np.uint16)
-        padded[:2] = _X
-        padded[2:-1] = cls
-        padded[-1] = _X
-        window = padded[:-3] << 9
-        window |= padded[1:-2] << 6
-        window |= padded[2:-1] << 3
-        window |= padded[3:]
-        flags = _window_flags().take(window)
+        flags = _window_flags().take(windows(cls, 3, _X))
         cut = (flags & _CUT).view(bool)
         marked = np.flatnonzero(flags > _CUT)
         marks = flags[marked]
@@ -195,9 +201,11 @@ class BoundaryRules:
             return marked[(marks & flag) != 0]
 
         self._contractions(points, cls, where(_TAKES_O), cut)
-        _after_returns(cls, where(_AFTER_R), where(_BLANK_LAST), where(_R_START), cut)
-        self._digit_groups(where(_N_INNER), where(_N_START), cut)
-        return cut
+        after_returns(
+            cls, where(_AFTER_R), where(_BLANK_LAST), where(_R_START), cut, _takes_returns, _R
+        )
+        digit_groups(where(_N_INNER), where(_N_START), cut, self.digits)
+        return cut, marked[:0]
 
     def _contractions(
         self, points: np.ndarray, cls: np.ndarray, starts: np.ndarray, cut: np.ndarray
@@ -205,43 +213,67 @@ class BoundaryRules:
         """Rule 2b's contractions: cut after the letters of a contraction that A1 matches
         (``starts``: the letters after a lone O that starts a piece) where the letter run
         goes on (else the run's end is cut already, or is a text's end)."""
-        import numpy as np
 
         starts = starts[points[starts - 1] == _APOSTROPHE]
         if not len(starts):
             return
-        folds = _fold_table(self.icase)
-        first = folds.take(np.minimum(points[starts], len(folds) - 1))
-        nxt = np.minimum(starts + 1, len(points) - 1)
-        second = folds.take(np.minimum(points[nxt], len(folds) - 1))
-        second = np.where(starts + 1 < len(points), second, 0)
-        one = (first > 0) & (first <= _FOLDS["d"])
-        two = ((first == _FOLDS["r"]) | (first == _FOLDS["v"])) & (second == _FOLDS["e"])
-        two |= (first == _FOLDS["l"]) & (second == _FOLDS["l"])
-        ends = np.concatenate([starts[one] + 1, starts[two] + 2])
+        letters = contraction_letters(points, starts, self.icase)
+        ends = (starts + letters)[letters > 0]
         ends = ends[ends < len(cut)]
         cut[ends[cls[ends] == _L]] = True
 
-    def _digit_groups(self, inner: np.ndarray, starts: np.ndarray, cut: np.ndarray) -> None:
-        """Rule 1: cut an N run every ``digits`` chars from its start (``inner``: the N after
-        an N; ``starts``: the N after anything else)."""
-        import numpy as np
 
-        if not len(inner):
-            return
-        if self.digits == 1:
-            cut[inner] = True
-            return
-        run_start = starts[np.searchsorted(starts, inner, side="right") - 1]
-        cut[inner[(inner - run_start) % self.digits == 0]] = True
+def contraction_letters(points: np.ndarray, starts: np.ndarray, icase: bool) -> np.ndarray:
+    """How many letters (0, 1 or 2) from each of ``starts`` (the char after an apostrophe)
+    the contractions ``s t re ve m ll d`` take there, matched as the regex module matches
+    them (``(?i)`` when ``icase``)."""
+    import numpy as np
+
+    folds = fold_table(icase)
+    first = folds.take(np.minimum(points[starts], len(folds) - 1))
+    nxt = np.minimum(starts + 1, len(points) - 1)
+    second = folds.take(np.minimum(points[nxt], len(folds) - 1))
+    second = np.where(starts + 1 < len(points), second, 0)
+    one = (first > 0) & (first <= _FOLDS["d"])
+    two = ((first == _FOLDS["r"]) | (first == _FOLDS["v"])) & (second == _FOLDS["e"])
+    two |= (first == _FOLDS["l"]) & (second == _FOLDS["l"])
+    return np.where(two, 2, one.astype(np.intp))
 
 
-def _after_returns(
-    cls: np.ndarray, at: np.ndarray, blank_last: np.ndarray, r_start: np.ndarray, cut: np.ndarray
+def digit_groups(inner: np.ndarray, starts: np.ndarray, cut: np.ndarray, digits: int) -> None:
+    """Rule 1: cut an N run every ``digits`` chars from its start (``inner``: the N after an
+    N; ``starts``: the N after anything else)."""
+    import numpy as np
+
+    if not len(inner):
+        return
+    if digits == 1:
+        cut[inner] = True
+        return
+    run_start = starts[np.searchsorted(starts, inner, side="right") - 1]
+    cut[inner[(inner - run_start) % digits == 0]] = True
+
+
+def run_starts(starts: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The start of the run holding each of ``at``: the last of ``starts`` at or before it."""
+    import numpy as np
+
+    return starts[np.searchsorted(starts, at, side="right") - 1]
+
+
+def after_returns(
+    cls: np.ndarray,
+    at: np.ndarray,
+    blank_last: np.ndarray,
+    r_start: np.ndarray,
+    cut: np.ndarray,
+    takes: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    r_class: int,
 ) -> None:
     """Rules 3 and 4 at each blank after an R (``at``): cut there when that R is the last of
-    its whitespace run, or ends the R prefix of a whitespace run after O (A4 took it).
-    ``blank_last``: the last blank of each blank run; ``r_start``: the first R of each R run."""
+    its whitespace run, or ends the R prefix of a whitespace run that the punctuation before
+    it took (``takes(cls, run starts)``). ``blank_last``: the last blank of each blank run;
+    ``r_start``: the first R of each R run; ``r_class``: R's class in ``cls``."""
     import numpy as np
 
     if not len(at):
@@ -249,13 +281,33 @@ def _after_returns(
     n = len(cls)
     # the class after the blank run that starts here (a blank run always has a last blank)
     after_run = blank_last[np.searchsorted(blank_last, at)] + 1
-    last_return = cls[np.minimum(after_run, n - 1)] != _R
+    last_return = cls[np.minimum(after_run, n - 1)] != r_class
     last_return |= after_run >= n
-    # the class before the R run that ends here (its start is the last R start before)
-    run_start = r_start[np.searchsorted(r_start, at, side="right") - 1]
-    prefix = cls[np.maximum(run_start - 1, 0)] == _O
-    prefix &= run_start > 0
-    cut[at[last_return | prefix]] = True
+    # the R run that ends here
+    cut[at[last_return | takes(cls, run_starts(r_start, at))]] = True
+
+
+def windows(cls: np.ndarray, bits: int, joint: int) -> np.ndarray:
+    """Each position's window of classes (uint16, ``bits`` per class): the classes two
+    before, one before, its own and one after, ``joint`` past the ends."""
+    import numpy as np
+
+    padded = np.empty(len(cls) + 3, np.uint16)
+    padded[:2] = joint
+    padded[2:-1] = cls
+    padded[-1] = joint
+    window = padded[:-3] << 3 * bits
+    window |= padded[1:-2] << 2 * bits
+    window |= padded[2:-1] << bits
+    window |= padded[3:]
+    return window
+
+
+def _takes_returns(cls: np.ndarray, run_start: np.ndarray) -> np.ndarray:
+    """Whether A4 takes each R run (``run_start``): the run follows an O."""
+    import numpy as np
+
+    return (cls[np.maximum(run_start - 1, 0)] == _O) & (run_start > 0)
 
 
 # _window_flags' bits: a cut here; the rest mark where a rule looks beyond the window
@@ -308,13 +360,7 @@ def _code_points(text: str) -> np.ndarray:
 @functools.cache
 def _classes() -> np.ndarray:
     """The class of every code point (uint8, 0x110000 entries), from the oracle's tables."""
-    import numpy as np
-
-    table = np.full(0x110000, _O, np.uint8)
-    for name, code in (("L", _L), ("N", _N), ("\\s", _S)):
-        for a, b in class_ranges(name):
-            assert (table[a : b + 1] == _O).all(), f"{name} overlaps another class at {a:x}"
-            table[a : b + 1] = code
+    table = class_table(_O, (("L", _L), ("N", _N), ("\\s", _S)))
     assert table[0x20] == table[0x0D] == table[0x0A] == _S
     table[0x20] = _P
     table[0x0D] = table[0x0A] = _R
@@ -322,8 +368,22 @@ def _classes() -> np.ndarray:
     return table
 
 
+def class_table(other: int, classes: tuple[tuple[str, int], ...]) -> np.ndarray:
+    """Each code point's class (uint8, 0x110000 entries): the code of the table class of
+    :func:`~batchtok.utils.onig.class_ranges` (name, code) holding it, else ``other``; the
+    classes must not overlap (checked)."""
+    import numpy as np
+
+    table = np.full(0x110000, other, np.uint8)
+    for name, code in classes:
+        for a, b in class_ranges(name):
+            assert (table[a : b + 1] == other).all(), f"{name} overlaps another class at {a:x}"
+            table[a : b + 1] = code
+    return table
+
+
 @functools.cache
-def _fold_table(icase: bool) -> np.ndarray:
+def fold_table(icase: bool) -> np.ndarray:
     """The contraction letter each code point stands for (its ``_FOLDS`` code, 0 for none; the
     last entry is 0 and stands for everything past the table), as the regex module matches
     the pattern's letters: ``(?i)`` when ``icase``."""

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 
 from ..metaspace import AtStart
 from ..utils.byte_level import byte_level_map
+from . import boundary_rules, boundary_rules_o200k
 from .base import PreTokenizer
-from .boundary_rules import rules_for
 from .byte_level import ByteLevel, ByteLevelSplit
 from .sequence import Sequence, uses_start
 from .split import Split
@@ -99,14 +99,15 @@ def compile_batch_splitter(
 ) -> Callable[[list[str]], list[list[str]]] | None:
     """A function fragments -> the pieces of each, splitting them all at once, when
     ``splitter`` is one Split keeping its matches (all of the text) whose pattern
-    :mod:`.boundary_rules` evaluates without the regex; else None."""
+    :mod:`.boundary_rules` or :mod:`.boundary_rules_o200k` evaluates without the regex;
+    else None."""
     stages = _active_stages(splitter)
     if len(stages) != 1 or not isinstance(stages[0], Split):
         return None
     split = stages[0]
     if not split.is_regex or not split._matches_only:
         return None
-    rules = rules_for(split.onig)
+    rules = boundary_rules.rules_for(split.onig) or boundary_rules_o200k.rules_for(split.onig)
     if rules is None:
         return None
     split_one = split.split_one
