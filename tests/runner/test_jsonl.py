@@ -290,7 +290,7 @@ def _zstd(data: bytes) -> bytes:
         ("a.jsonl", b""),
         ("a.jsonl", b"\n \r\n\t\n"),
         ("a.jsonl.gz", b""),
-        ("a.jsonl.gz", gzip.compress(b"")),
+        ("a.jsonl.gz", gzip.compress(b"", mtime=0)),
         ("a.jsonl.zst", b""),
         ("a.jsonl.zst", _zstd(b"")),
     ],
