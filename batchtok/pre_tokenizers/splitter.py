@@ -14,6 +14,7 @@ from ..metaspace import AtStart
 from ..utils.byte_level import byte_level_map
 from . import boundary_rules, boundary_rules_o200k
 from .base import PreTokenizer
+from .boundary_rules_gpt2 import BYTE_LEVEL_RULES
 from .byte_level import ByteLevel, ByteLevelSplit
 from .sequence import Sequence, uses_start
 from .split import Split
@@ -99,9 +100,20 @@ def compile_batch_splitter(
 ) -> Callable[[list[str]], list[list[str]]] | None:
     """A function fragments -> the pieces of each, splitting them all at once, when
     ``splitter`` is one Split keeping its matches (all of the text) whose pattern
-    :mod:`.boundary_rules` or :mod:`.boundary_rules_o200k` evaluates without the regex;
-    else None."""
+    :mod:`.boundary_rules` or :mod:`.boundary_rules_o200k` evaluates without the regex, or a
+    ByteLevel's split with its regex (:mod:`.boundary_rules_gpt2`); else None."""
     stages = _active_stages(splitter)
+    if len(stages) == 1 and isinstance(stages[0], ByteLevelSplit):
+        byte_level = stages[0].byte_level
+        if byte_level.splitter is None:
+            return None
+        split_one = byte_level.splitter.split_one
+        if not byte_level.add_prefix_space:
+            return lambda fragments: BYTE_LEVEL_RULES.split_many(fragments, split_one)
+        # each fragment given its space first, as ByteLevel.split_only does
+        return lambda fragments: BYTE_LEVEL_RULES.split_many(
+            [f if f.startswith(" ") else " " + f for f in fragments], split_one
+        )
     if len(stages) != 1 or not isinstance(stages[0], Split):
         return None
     split = stages[0]
