@@ -31,6 +31,11 @@ counts columns, the output table, writing Parquet (zstd), closing/fsyncing/hashi
 the file, and what is left of ``encode_shard``. ``--cprofile N`` adds the worker's top
 ``N`` functions by own time. Last, the piece cache's hit rate with the job's cache and with
 the engine's default (benchmarks/piece_cache.py).
+
+Every process loads its tokenizer through a load cache of this benchmark's own
+(``$BATCHTOK_CACHE/worker_profile/loaded`` unless ``BATCHTOK_LOAD_CACHE`` is set), so that no
+other checkout's entries push its entries out; ``--compare DIR`` runs another checkout, whose
+code, and so whose entries, differ.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ import pstats
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -322,6 +328,32 @@ def print_profile(report: dict, size: int) -> None:
         )
 
 
+def cache_rates(input_dir: Path, tokenizer: Path, cache_mb: float) -> dict:
+    """The piece cache's hit rate over the input in order (one worker's), with the job's
+    cache and with the engine's default; printed."""
+    import pyarrow.parquet as pq
+
+    from batchtok import Tokenizer
+    from benchmarks import piece_cache
+
+    texts = [
+        t for p in sorted(input_dir.glob("*.parquet")) for t in pq.read_table(p)["text"].to_pylist()
+    ]
+    out = {}
+    for name, mb in ((f"run.cache_mb {cache_mb:g}", cache_mb), ("engine default", None)):
+        tok = Tokenizer.from_file(tokenizer)
+        if mb is not None:
+            tok.set_cache_size(mb)
+        figures = piece_cache.cache_figures(tok, texts, piece_cache.snapshot(tok))
+        out[name] = figures
+        print(
+            f"piece cache, {name} ({figures['cache_limit']} pieces a generation): hit rate "
+            f"{figures['hit_pct']:.2f}% of {figures['pieces']} pre-tokens, repeat rate (the "
+            f"ceiling) {figures['repeat_pct']:.2f}%, {figures['generation_switches']} switches"
+        )
+    return out
+
+
 # -- input and timing --------------------------------------------------------------------------
 
 
@@ -361,10 +393,17 @@ def paragraph_input(mb: float, corpus: str) -> Path:
     return target
 
 
-def timed_cpu(cmd: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the process and its children) of ``cmd``."""
+def timed_cpu(cmd: list[str], code: Path | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process and its children) of ``cmd``; ``code``: a
+    checkout of batchtok to run instead of this one (``--compare``)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall, _ = timed(cmd)
+    if code is None:
+        wall, _ = timed(cmd)
+    else:
+        env = {**os.environ, "PYTHONPATH": str(code)}
+        start = time.perf_counter()
+        subprocess.run(cmd, cwd=code, env=env, check=True, capture_output=True)
+        wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     return wall, cpu
@@ -406,6 +445,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-profile", action="store_true", help="timed runs only")
     parser.add_argument("--no-two", action="store_true", help="leave out the 2-worker runs")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N")
+    parser.add_argument("--no-cache-figures", action="store_true")
+    parser.add_argument(
+        "--cache-mb",
+        default="",
+        metavar="MB,MB",
+        help="also time 1-worker runs with these run.cache_mb",
+    )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="also time 1-worker runs of the batchtok checked out in DIR (e.g. an earlier commit "
+        "exported with git archive)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     parser.add_argument("--engine-alone", nargs=3, metavar=("IN", "TOK", "CACHE_MB"))
     args = parser.parse_args(argv)
@@ -416,7 +470,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from batchtok.runner.job import load_job
     from benchmarks.files import tokenizer_path
+    from tests.support.fixtures import cache_root
 
+    # a load cache of this benchmark's own: entries other checkouts add (any change of
+    # batchtok's code is one) would prune its entries and make some loads cold at random
+    loaded = cache_root() / "worker_profile" / "loaded"
+    os.environ.setdefault("BATCHTOK_LOAD_CACHE", str(loaded))
     tokenizer = tokenizer_path(args.tokenizer)
     input_dir = (paragraph_input if args.paragraphs else build_input)(args.mb, args.corpus)
     size = text_bytes(input_dir)
@@ -443,6 +502,20 @@ def main(argv: list[str] | None = None) -> int:
                 return timed_cpu(batchtok_cmd(job, out, workers))
 
             runs[f"batchtok {workers}w"] = run
+            if workers == 1 and args.compare is not None:
+
+                def earlier(out=out) -> tuple[float, float]:
+                    shutil.rmtree(out, ignore_errors=True)
+                    return timed_cpu(batchtok_cmd(job, out, 1), args.compare)
+
+                runs[f"batchtok 1w ({args.compare.name})"] = earlier
+            for mb in filter(None, args.cache_mb.split(",")) if workers == 1 else ():
+
+                def cached(out=out, mb=mb) -> tuple[float, float]:
+                    shutil.rmtree(out, ignore_errors=True)
+                    return timed_cpu([*batchtok_cmd(job, out, 1), "--set", f"run.cache_mb={mb}"])
+
+                runs[f"batchtok 1w cache_mb={mb}"] = cached
         times: dict[str, list[float]] = {k: [] for k in runs}
         cpus: dict[str, list[float]] = {k: [] for k in runs}
         for r in range(args.repeats):
@@ -459,6 +532,9 @@ def main(argv: list[str] | None = None) -> int:
         report = profile_run(job, work / "profile-out", 1, work, args.cprofile)
         print_profile(report, size)
         result["profile"] = report
+    if not args.no_cache_figures:
+        bench_runner.log("piece cache figures (untimed)")
+        result["piece_cache"] = cache_rates(input_dir, tokenizer, cache_mb)
     print(json.dumps(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
