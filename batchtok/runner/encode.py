@@ -27,7 +27,7 @@ import re
 import sys
 from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,8 @@ from .store import OutPath, S3Path
 
 DTYPE_MAX = {"int32": 2**31 - 1, "uint16": 2**16 - 1, "uint32": 2**32 - 1}
 MEMO_BYTES = 16 << 20  # inputs and ids remembered per shard for dedup across batches
+# Texts joined for one scan by SpecialCounter: bounds the copy (at most 4 bytes a char).
+JOIN_CHARS = 1 << 20
 # A text longer than this (in chars) is encoded straight into the output's id array.
 LONG_CHARS = STREAM_CHARS
 
@@ -382,25 +384,55 @@ def configure_tokenizer(tok: Tokenizer, job: Job, facts: TokenizerFacts) -> None
 
 
 class SpecialCounter:
-    """Counts special-token strings inside texts (a plain scan, leftmost-longest)."""
+    """Counts special-token strings inside texts (a plain scan, leftmost-longest).
+
+    Texts are scanned joined, up to :data:`JOIN_CHARS` at a time, by a separator that no
+    special token's string holds: no match can then span two texts, and every match within
+    one is the match it would be alone, so the counts are those of each text scanned by
+    itself, at one scan a group instead of one a text.
+    """
 
     def __init__(self, contents: Sequence[str]) -> None:
         ordered = sorted(contents, key=lambda c: (-len(c), c))
         self.pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         prefixes = {c[:2] for c in ordered}
         self.prefixes = tuple(prefixes) if len(prefixes) <= 8 else ()
+        used = set("".join(ordered))
+        # an empty string would match between texts too: such contents scan text by text
+        self.separator = (
+            None
+            if "" in prefixes
+            else next(chr(c) for c in range(sys.maxunicode + 1) if chr(c) not in used)
+        )
 
     def count(self, texts: Sequence[str], into: Counter) -> None:
         if self.pattern is None:
             return
         findall = self.pattern.findall
         prefixes = self.prefixes
-        for text in texts:
+        for text in self._groups(texts):
             if prefixes and not any(p in text for p in prefixes):
                 continue
             found = findall(text)
             if found:
                 into.update(found)
+
+    def _groups(self, texts: Sequence[str]) -> Iterator[str]:
+        """The texts joined by the separator, at most :data:`JOIN_CHARS` chars a group
+        unless one text alone is longer (it goes by itself, never copied)."""
+        if self.separator is None:
+            yield from texts
+            return
+        group: list[str] = []
+        chars = 0
+        for text in texts:
+            if chars + len(text) > JOIN_CHARS and group:
+                yield self.separator.join(group)
+                group, chars = [], 0
+            group.append(text)
+            chars += len(text) + 1
+        if group:
+            yield self.separator.join(group)  # (one text's join is that text, not a copy)
 
 
 def memo_cost(key: str | tuple[str, str], ids: list[int]) -> int:

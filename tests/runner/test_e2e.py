@@ -223,3 +223,31 @@ def test_identical_shards_and_identical_files(tmp_path: Path) -> None:
     assert "encoding 2 shards" in output  # one per file: identical shards are encoded once
     _compare(tmp_path)
     assert invoke("run", job)[0] == 0 and summary(tmp_path / "out")["shards"]["done"] == 0
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+def test_the_ids_column_is_written_without_a_dictionary_the_kept_columns_with_one(
+    tmp_path: Path, shards: int
+) -> None:
+    """Plain pages for the ids (smaller and faster under zstd than a dictionary of a
+    vocabulary's ids), dictionary pages for the kept columns as pyarrow writes them; for a
+    file written by its worker and for one joined from parts."""
+    docs = texts(300, seed=4)
+    kinds = [("a", "b", "c")[i % 3] for i in range(len(docs))]
+    write_parquet(tmp_path / "in" / "a.parquet", docs, extra={"kind": kinds}, row_group_size=100)
+    job = basic_job(tmp_path, run__shard_mb=0.008 if shards > 1 else 32)
+    code, output = invoke("run", job)
+    assert code == 0, output
+    assert summary(tmp_path / "out")["shards"]["done"] == shards
+    path = tmp_path / "out" / "a.parquet"
+    footer = pq.read_metadata(path)
+    for rg in range(footer.num_row_groups):
+        columns = {footer.schema.column(i).path: footer.row_group(rg).column(i) for i in range(5)}
+        assert columns["input_ids.list.element"].dictionary_page_offset is None
+        assert not {"RLE_DICTIONARY", "PLAIN_DICTIONARY"} & set(
+            columns["input_ids.list.element"].encodings
+        )
+        assert columns["kind"].dictionary_page_offset is not None
+    table = pq.read_table(path)
+    assert table["input_ids"].to_pylist() == oracle_ids(docs)
+    assert table["kind"].to_pylist() == kinds

@@ -15,7 +15,7 @@ import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from batchtok.runner.token_stats import LONGEST, TokenStats, bucket_label
+from batchtok.runner.token_stats import LONGEST, VECTOR_ROWS, TokenStats, bucket_label
 from tests.support.models import model_file
 from tests.support.runner import basic_job, invoke, summary, texts, write_parquet
 from tests.support.tier import examples
@@ -185,3 +185,48 @@ def test_the_chart_replaces_one_an_older_batchtok_drew_and_escapes_the_job_name(
     root = ElementTree.fromstring(chart.read_text(encoding="utf-8"))
     heading = next(root.iter("{http://www.w3.org/2000/svg}text")).text
     assert heading.startswith("a<b>&c: 40 documents")
+
+
+_LENGTH = st.one_of(st.none(), st.integers(0, 3), st.integers(0, 2**40))
+
+
+def _rowwise(lengths: list[int | None], name: str, first: int) -> dict:
+    """What add_documents counts, by its definition: row by row."""
+    found = [(n, name, first + i) for i, n in enumerate(lengths) if n is not None]
+    return {
+        "documents": len(found),
+        "tokens": sum(n for n, _, _ in found),
+        "lengths": Counter(n.bit_length() for n, _, _ in found),
+        "longest": sorted(found, key=lambda x: (-x[0], x[1], x[2]))[:LONGEST],
+    }
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.one_of(
+        st.lists(_LENGTH, max_size=VECTOR_ROWS),
+        st.lists(_LENGTH, min_size=VECTOR_ROWS, max_size=400),
+    ),
+    st.integers(0, 10**9),
+    st.booleans(),
+)
+def test_documents_counted_a_batch_at_a_time_equal_the_rows_counted_one_by_one(
+    lengths: list[int | None], first: int, with_numpy: bool
+) -> None:
+    """Short and long batches, nulls anywhere, ties at the LONGEST cut, lengths far beyond
+    a row's; with numpy and without it."""
+    from batchtok.runner import token_stats
+
+    saved = token_stats.np
+    token_stats.np = saved if with_numpy else None
+    try:
+        got = TokenStats()
+        got.add_documents(lengths, 7, "f.parquet", first)
+    finally:
+        token_stats.np = saved
+    want = _rowwise(lengths, "f.parquet", first)
+    assert got.documents == want["documents"] and got.tokens == want["tokens"]
+    assert got.lengths == want["lengths"] and got.longest == want["longest"]
+    assert got.text_bytes == 7
+    assert all(type(x) is int for row in got.longest for x in (row[0], row[2]))
+    assert all(type(k) is int and type(v) is int for k, v in got.lengths.items())
