@@ -76,10 +76,10 @@ _CONTRACTIONS = "'s|'t|'re|'ve|'m|'ll|'d"
 _REST = r"[^\r\n\p{L}\p{N}]?\p{L}+|DIGITS| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 _DIGITS = {3: r"\p{N}{1,3}", 1: r"\p{N}"}
 
-# classes of a char (uint8): the order matters below (O and lower: not whitespace; P, S, R:
-# whitespace), and X marks the joint between two texts
-_L, _N, _O, _P, _S, _R, _X = range(7)
-_KIND = (0, 1, 2, 3, 3, 3, 4)  # class -> kind: L, N, O, whitespace, joint
+# classes of a char (uint8; CL is the docstring's L, and so on): the order matters below (CO
+# and lower: not whitespace; CP, CS, CR: whitespace), and CX marks the joint between two texts
+CL, CN, CO, CP, CS, CR, CX = range(7)
+KIND = (0, 1, 2, 3, 3, 3, 4)  # class -> kind: L, N, O, whitespace, joint
 # U+FFFF, a noncharacter: a batch holding one is left to the regex. (A lone surrogate would
 # never clash, but decoding one costs the codec's error handler: 6x the whole decode.)
 _JOINT = 0xFFFF
@@ -189,10 +189,10 @@ class BoundaryRules(JoinedRules):
         the positions where the other rules look further: few, handled by index."""
         import numpy as np
 
-        cls = _classes().take(points)
-        if np.count_nonzero(cls == _X) != joints:
+        cls = class_codes().take(points)
+        if np.count_nonzero(cls == CX) != joints:
             return None
-        flags = _window_flags().take(windows(cls, 3, _X))
+        flags = _window_flags().take(windows(cls, 3, CX))
         cut = (flags & _CUT).view(bool)
         marked = np.flatnonzero(flags > _CUT)
         marks = flags[marked]
@@ -202,7 +202,7 @@ class BoundaryRules(JoinedRules):
 
         self._contractions(points, cls, where(_TAKES_O), cut)
         after_returns(
-            cls, where(_AFTER_R), where(_BLANK_LAST), where(_R_START), cut, _takes_returns, _R
+            cls, where(_AFTER_R), where(_BLANK_LAST), where(_R_START), cut, _takes_returns, CR
         )
         digit_groups(where(_N_INNER), where(_N_START), cut, self.digits)
         return cut, marked[:0]
@@ -220,7 +220,7 @@ class BoundaryRules(JoinedRules):
         letters = contraction_letters(points, starts, self.icase)
         ends = (starts + letters)[letters > 0]
         ends = ends[ends < len(cut)]
-        cut[ends[cls[ends] == _L]] = True
+        cut[ends[cls[ends] == CL]] = True
 
 
 def contraction_letters(points: np.ndarray, starts: np.ndarray, icase: bool) -> np.ndarray:
@@ -307,7 +307,7 @@ def _takes_returns(cls: np.ndarray, run_start: np.ndarray) -> np.ndarray:
     """Whether A4 takes each R run (``run_start``): the run follows an O."""
     import numpy as np
 
-    return (cls[np.maximum(run_start - 1, 0)] == _O) & (run_start > 0)
+    return (cls[np.maximum(run_start - 1, 0)] == CO) & (run_start > 0)
 
 
 # _window_flags' bits: a cut here; the rest mark where a rule looks beyond the window
@@ -320,33 +320,33 @@ def _window_flags() -> np.ndarray:
     ``cuts``), the rules' verdict on a cut at the position, and the marks."""
     import numpy as np
 
-    blank = (_P, _S)
+    blank = (CP, CS)
     table = np.zeros(1 << 12, np.uint8)
     for c2 in range(7):
         for c1 in range(7):
             for c0 in range(7):
                 for a in range(7):
-                    cut = _KIND[c0] != _KIND[c1]
-                    if c0 == _L and c1 in blank:  # 2a
+                    cut = KIND[c0] != KIND[c1]
+                    if c0 == CL and c1 in blank:  # 2a
                         cut = False
-                    if c0 == _O and c1 == _P:  # 3: the space before an O run
+                    if c0 == CO and c1 == CP:  # 3: the space before an O run
                         cut = False
-                    takes_o = c0 == _L and c1 == _O and c2 not in (_O, _P)
+                    takes_o = c0 == CL and c1 == CO and c2 not in (CO, CP)
                     if takes_o:  # 2b
                         cut = False
-                    if c0 == _R and c1 == _O:  # 3: the R after an O run
+                    if c0 == CR and c1 == CO:  # 3: the R after an O run
                         cut = False
-                    if c0 in blank and c1 in blank and a <= _O:  # 4
+                    if c0 in blank and c1 in blank and a <= CO:  # 4
                         cut = True
-                    if _X in (c0, c1):  # a joint, or a text's start
+                    if CX in (c0, c1):  # a joint, or a text's start
                         cut = False
                     flags = _CUT * cut
                     flags |= _TAKES_O * takes_o
-                    flags |= _AFTER_R * (c0 in blank and c1 == _R)
+                    flags |= _AFTER_R * (c0 in blank and c1 == CR)
                     flags |= _BLANK_LAST * (c0 in blank and a not in blank)
-                    flags |= _R_START * (c0 == _R and c1 != _R)
-                    flags |= _N_INNER * (c0 == _N and c1 == _N)
-                    flags |= _N_START * (c0 == _N and c1 != _N)
+                    flags |= _R_START * (c0 == CR and c1 != CR)
+                    flags |= _N_INNER * (c0 == CN and c1 == CN)
+                    flags |= _N_START * (c0 == CN and c1 != CN)
                     table[(((c2 << 3 | c1) << 3) | c0) << 3 | a] = flags
     return table
 
@@ -358,13 +358,13 @@ def _code_points(text: str) -> np.ndarray:
 
 
 @functools.cache
-def _classes() -> np.ndarray:
+def class_codes() -> np.ndarray:
     """The class of every code point (uint8, 0x110000 entries), from the oracle's tables."""
-    table = class_table(_O, (("L", _L), ("N", _N), ("\\s", _S)))
-    assert table[0x20] == table[0x0D] == table[0x0A] == _S
-    table[0x20] = _P
-    table[0x0D] = table[0x0A] = _R
-    table[_JOINT] = _X
+    table = class_table(CO, (("L", CL), ("N", CN), ("\\s", CS)))
+    assert table[0x20] == table[0x0D] == table[0x0A] == CS
+    table[0x20] = CP
+    table[0x0D] = table[0x0A] = CR
+    table[_JOINT] = CX
     return table
 
 
@@ -395,7 +395,7 @@ def fold_table(icase: bool) -> np.ndarray:
     for char in set(regex.findall(flags + "[" + "".join(_FOLDS) + "]", every_char())):
         (letter,) = [k for k in _FOLDS if regex.fullmatch(flags + k, char)]
         found[ord(char)] = _FOLDS[letter]
-    assert all(_classes()[cp] == _L for cp in found), "a contraction char that is no letter"
+    assert all(class_codes()[cp] == CL for cp in found), "a contraction char that is no letter"
     table = np.zeros(max(found) + 2, np.uint8)
     for cp, code in found.items():
         table[cp] = code

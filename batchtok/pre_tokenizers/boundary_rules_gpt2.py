@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from .boundary_rules import _KIND, _L, _N, _O, _P, _X, JoinedRules, _classes, windows
+from .boundary_rules import CL, CN, CO, CP, CX, KIND, JoinedRules, class_codes, windows
 from .byte_level import BYTE_LEVEL_PATTERN
 
 if TYPE_CHECKING:
@@ -59,10 +59,10 @@ class ByteLevelRules(JoinedRules):
         """See :meth:`JoinedRules.cuts`; these rules leave no text to the regex."""
         import numpy as np
 
-        cls = _classes().take(points)
-        if np.count_nonzero(cls == _X) != joints:
+        cls = class_codes().take(points)
+        if np.count_nonzero(cls == CX) != joints:
             return None
-        flags = _window_flags().take(windows(cls, 3, _X))
+        flags = _window_flags().take(windows(cls, 3, CX))
         cut = (flags & _CUT).view(bool)
         maybe = np.flatnonzero(flags & _MAYBE)
         starts = maybe[points[maybe] == _APOSTROPHE]
@@ -86,7 +86,7 @@ def _contractions(points: np.ndarray, cls: np.ndarray, starts: np.ndarray, cut: 
     cut[starts[took] + 1] = False
     ends = np.concatenate([starts[one] + 2, starts[two] + 3])
     ends = ends[ends < n]
-    cut[ends[cls[ends] == _L]] = True
+    cut[ends[cls[ends] == CL]] = True
 
 
 @functools.cache
@@ -95,22 +95,22 @@ def _window_flags() -> np.ndarray:
     rules' verdict on a cut at the position (rules 1, 2 and 4), and rule 3's mark."""
     import numpy as np
 
-    runs = (_L, _N, _O)
+    runs = (CL, CN, CO)
     table = np.zeros(1 << 12, np.uint8)
     for c2 in range(7):
         for c1 in range(7):
             for c0 in range(7):
                 for a in range(7):
-                    k1, k0, ka = _KIND[c1], _KIND[c0], _KIND[a]
+                    k1, k0, ka = KIND[c1], KIND[c0], KIND[a]
                     cut = k0 != k1
-                    if c1 == _P and k0 in runs:  # 2
+                    if c1 == CP and k0 in runs:  # 2
                         cut = False
                     if k0 == _W and k1 == _W and ka in runs:  # 4
                         cut = True
-                    if _X in (c0, c1):  # a joint, or a text's start
+                    if CX in (c0, c1):  # a joint, or a text's start
                         cut = False
                     # an O no space takes, at a run's start, before a letter (3)
-                    maybe = c0 == _O and k1 != _O and c1 != _P and a == _L
+                    maybe = c0 == CO and k1 != CO and c1 != CP and a == CL
                     table[(((c2 << 3 | c1) << 3) | c0) << 3 | a] = _CUT * cut | _MAYBE * maybe
     return table
 
