@@ -24,7 +24,10 @@ from .models import BPE, Model, read_model
 from .models.bpe_boundary import BoundarySplitter
 from .normalizers import Normalizer, read_normalizer
 from .padding import Padding, read_padding
+from .piece_table import ENTRY_BYTES as TABLE_ENTRY_BYTES
+from .piece_table import PieceTable
 from .pre_tokenizers import PreTokenizer, read_pre_tokenizer
+from .pre_tokenizers.boundary_rules import PieceBounds
 from .pre_tokenizers.splitter import (
     compile_batch_splitter,
     compile_splitter,
@@ -75,6 +78,10 @@ CACHE_ENTRY_BYTES = 450
 # cache lacks together (Model.tokenize_many), when there are this many such pieces or more.
 PREFILL_CHARS = 1 << 20
 PREFILL_MIN = 256
+# The piece table looks up about this many chars of fragments at once (their arrays stay in
+# the CPU's caches); fewer than TABLE_MIN_CHARS go by strings (numpy's calls cost more there).
+TABLE_CHUNK_CHARS = 1 << 16
+TABLE_MIN_CHARS = 4096
 # Pieces whose token strings are kept when they hold Unigram's unknown text (cleared when full).
 TEXT_TOKEN_ENTRIES = 100_000
 # What a load-cache entry must encode and decode as the file does (with the vocab and the
@@ -91,6 +98,7 @@ _BUILT_ON_UNPICKLING = (
     "_split_many",
     "_compose",
     "_cache",
+    "_piece_table",
     "_text_tokens",
 )
 
@@ -227,8 +235,9 @@ class Tokenizer:
         }
         self._affixes = {add: _affixes(self._layouts[False, add]) for add in (True, False)}
 
-    def _build_splitters(self, cache_entries: int) -> None:
-        """The pre-tokenizer's split functions (closures) and empty caches."""
+    def _build_splitters(self, cache_entries: int, table_entries: int | None = None) -> None:
+        """The pre-tokenizer's split functions (closures) and empty caches (the piece
+        table's bound: ``table_entries``, else ``cache_entries``)."""
         splitter, self._piece_map = split_and_map(self.pre_tokenizer)
         normalizer = self.normalizer
         splitter = without_idle_split(
@@ -252,6 +261,12 @@ class Tokenizer:
         # the ids of a part the boundary splitter proved needs no merges, else None
         self._compose = boundary.compose if boundary is not None and boundary.active else None
         self._cache = _PieceCache(self._tokenize_piece, cache_entries)
+        # the ids path's piece cache as arrays, where the split gives its pieces as bounds
+        self._piece_table = (
+            PieceTable(table_entries or cache_entries)
+            if hasattr(self._split_many, "bounds")
+            else None
+        )
         # piece -> its (position, token string) exceptions, for pieces holding _text_token_id
         self._text_tokens: dict[str, tuple[tuple[int, str], ...]] = {}
 
@@ -270,6 +285,7 @@ class Tokenizer:
     def _state(self) -> dict:
         state = {k: v for k, v in self.__dict__.items() if k not in _BUILT_ON_UNPICKLING}
         state["_cache_entries"] = self._cache.limit
+        state["_table_entries"] = None if self._piece_table is None else self._piece_table.limit
         return state
 
     # -- loading ------------------------------------------------------------------------------
@@ -454,9 +470,14 @@ class Tokenizer:
         chars = 0
         # the texts whose token strings wait for a read of their tokens
         pending = _UnknownTexts(self) if exceptions and self._text_token_id is not None else None
+        # a longer text goes alone (see encode_ids_into), unless the piece table takes it,
+        # which holds no string per piece
+        longest = (
+            STREAM_CHARS if self._piece_table is not None and not exceptions else PREFILL_CHARS
+        )
         for text in texts:
             out.append(None)
-            if type(text) is not str or len(text) > PREFILL_CHARS:
+            if type(text) is not str or len(text) > longest:
                 continue
             plan: list = []
             odd: list = []
@@ -481,14 +502,161 @@ class Tokenizer:
             chunk.append((len(out) - 1, plan, odd))
             chars += len(text)
             if chars >= PREFILL_CHARS:
-                if split_many is not None:
-                    wanted = self._split_plans(chunk)
-                self._assemble(chunk, wanted, out, pending)
+                self._flush(chunk, wanted, out, pending, exceptions)
                 chunk, wanted, chars = [], set(), 0
-        if split_many is not None:
-            wanted = self._split_plans(chunk)
-        self._assemble(chunk, wanted, out, pending)
+        self._flush(chunk, wanted, out, pending, exceptions)
         return out
+
+    def _flush(
+        self,
+        chunk: list[tuple[int, list, list]],
+        wanted: set[str],
+        out: list[tuple[list, list | Callable[[], list]] | None],
+        pending: _UnknownTexts | None,
+        exceptions: bool,
+    ) -> None:
+        """The ids of a chunk of :meth:`_batch_sequences`' plans into ``out``: by the piece
+        table when the pieces come as arrays and only ids are wanted, else by strings."""
+        if self._split_many is None:
+            self._assemble(chunk, wanted, out, pending)
+        elif self._piece_table is not None and not exceptions:
+            self._assemble_from_table(chunk, out)
+        else:
+            self._assemble(chunk, self._split_plans(chunk), out, pending)
+
+    def _assemble_from_table(
+        self,
+        chunk: list[tuple[int, list, list]],
+        out: list[tuple[list, list | Callable[[], list]] | None],
+    ) -> None:
+        """:meth:`_assemble` of plans holding whole fragments (see :meth:`_split_plans`),
+        their ids found by :meth:`_fragment_ids`; no exceptions are wanted."""
+        found = self._fragment_ids(
+            [item for _, plan, _ in chunk for item in plan if type(item) is str]
+        )
+        each = iter(found)
+        for at, plan, _ in chunk:
+            if len(plan) == 1 and type(plan[0]) is str:  # a text without added tokens
+                out[at] = (next(each), [])
+                continue
+            ids: list[int] = []
+            for item in plan:
+                if type(item) is str:
+                    ids += next(each)
+                else:
+                    ids.append(item)
+            out[at] = (ids, [])
+
+    def _fragment_ids(self, fragments: list[str]) -> list[list[int]]:
+        """The ids of each fragment (no added token in it): the pieces' bounds found by the
+        batch split about ``TABLE_CHUNK_CHARS`` at a time (their arrays stay in the CPU's
+        caches), then looked up in the piece table all together (its misses tokenized
+        together); what the rules leave to the regex, or the table to strings, by strings."""
+        split = self._split_many
+        texts = split.prepared(fragments)
+        out: list[list[int] | None] = [None] * len(texts)
+        parts = []  # (first text, bounds) of each chunk the rules split
+        start = chars = 0
+        for end, text in enumerate(texts, 1):
+            chars += len(text)
+            if chars >= TABLE_CHUNK_CHARS or end == len(texts):
+                bounds = split.bounds(texts[start:end]) if chars >= TABLE_MIN_CHARS else None
+                if bounds is not None:
+                    parts.append((start, bounds))
+                start, chars = end, 0
+        if parts:
+            self._table_ids(parts, out)
+        left = [t for t, ids in enumerate(out) if ids is None]
+        if left:
+            pieces = split.split_prepared([texts[t] for t in left])
+            for t, ids in zip(left, self._ids_by_strings(pieces)):
+                out[t] = ids
+        return out
+
+    def _table_ids(self, parts: list[tuple[int, PieceBounds]], out: list) -> None:
+        """The ids of the texts of ``parts`` ((index in ``out`` of the first text, the bounds
+        of its chunk's pieces)) from the piece table, into ``out``; the texts the rules
+        leave to the regex are left None, and all are when the table cannot take them."""
+        import numpy as np
+
+        offsets = np.cumsum([0] + [len(b.points) for _, b in parts]).tolist()
+        points = np.concatenate([b.points for _, b in parts])
+        starts, ends, counts = [], [], []
+        for (_, b), offset in zip(parts, offsets):
+            n = np.diff(b.first)
+            keep = slice(None)
+            if b.redo:  # the texts the rules leave to the regex: their pieces are not these
+                keep = np.ones(len(b.starts), dtype=bool)
+                for t in b.redo:
+                    keep[b.first[t] : b.first[t + 1]] = False
+                n[b.redo] = 0
+            starts.append(b.starts[keep] + offset)
+            ends.append(b.ends[keep] + offset)
+            counts.append(n)
+        found = self._piece_table.ids(
+            points, np.concatenate(starts), np.concatenate(ends), self._tokenize_misses
+        )
+        if found is None:  # two pieces of one hash: all by strings
+            return
+        flat, id_counts = found
+        id_ends = np.append(0, np.cumsum(id_counts))
+        cuts = id_ends[np.append(0, np.cumsum(np.concatenate(counts)))].tolist()
+        ids = flat.tolist()
+        at = 0
+        for first, b in parts:
+            redo = set(b.redo)
+            for t in range(len(b.first) - 1):
+                if t not in redo:
+                    out[first + t] = ids[cuts[at] : cuts[at + 1]]
+                at += 1
+
+    def _ids_by_strings(self, pieces: list[list[str]]) -> list[list[int]]:
+        """The ids of each list of pieces, from the piece cache (its misses tokenized
+        together)."""
+        cache = self._cache
+        todo = list(filterfalse(cache.__contains__, set(chain.from_iterable(pieces))))
+        if cache.old:
+            todo = list(filterfalse(cache.old.__contains__, todo))
+        if len(todo) >= PREFILL_MIN:
+            found = self._tokenize_many(todo, None)
+            if found is not None:
+                cache.put_many(todo, found)
+        lookup = cache.__getitem__
+        return [reduce(iadd, map(lookup, plan), []) for plan in pieces]
+
+    def _tokenize_misses(self, pieces: list[str]) -> list[tuple[int, ...]]:
+        """The ids of pieces no cache holds, tokenized together when there are enough of
+        them (else, or when the model's batch call raises, one by one, which raises in
+        order)."""
+        found = self._tokenize_many(pieces, None) if len(pieces) >= PREFILL_MIN else None
+        return list(map(self._tokenize_piece, pieces)) if found is None else found
+
+    def _tokenize_many(
+        self, pieces: list[str], pending: _UnknownTexts | None
+    ) -> list[tuple[int, ...]] | None:
+        """The ids of ``pieces`` by the model's batch call (the strings it read of unknown
+        text kept in ``pending``); None when it raised: each piece's own call raises it."""
+        piece_map = self._piece_map
+        if piece_map is None:
+            words = pieces
+        elif piece_map is byte_level_map:
+            try:
+                words = byte_level_map_many(pieces)
+            except UnicodeError:  # the map of that piece raises it (in the one-by-one path)
+                return None
+        else:
+            words = list(map(piece_map, pieces))
+        try:
+            if pending is not None:
+                # the strings of the unknown text the model reads on the way, kept for
+                # when the tokens are read
+                found, read = self.model.tokenize_many_with_strings(words)
+                pending.read.update(read)
+            else:
+                found = self.model.tokenize_many(words)
+        except Exception:  # noqa: BLE001 - the misses below raise it in order
+            return None
+        return [tuple(ids) if w else () for w, ids in zip(words, found)]
 
     def _split_plans(self, chunk: list[tuple[int, list, list]]) -> set[str]:
         """Replace each fragment in the plans of ``chunk`` by its pieces, all the chunk's
@@ -528,28 +696,9 @@ class Tokenizer:
             runs, composed, todo = self._boundary.compose_many(todo)
             cache.put_many(runs, composed)
         if len(todo) >= PREFILL_MIN:
-            piece_map = self._piece_map
-            if piece_map is None:
-                words = todo
-            elif piece_map is byte_level_map:
-                try:
-                    words = byte_level_map_many(todo)
-                except UnicodeError:  # the map of that piece raises it (in the one-by-one path)
-                    words = list(map(piece_map, todo))
-            else:
-                words = list(map(piece_map, todo))
-            try:
-                if pending is not None:
-                    # the strings of the unknown text the model reads on the way, kept for
-                    # when the tokens are read
-                    found, read = self.model.tokenize_many_with_strings(words)
-                    pending.read.update(read)
-                else:
-                    found = self.model.tokenize_many(words)
-            except Exception:  # noqa: BLE001 - the misses below raise it in order
-                found = None
+            found = self._tokenize_many(todo, pending)
             if found is not None:
-                cache.put_many(todo, [tuple(ids) if w else () for w, ids in zip(words, found)])
+                cache.put_many(todo, found)
         lookup = cache.__getitem__
         text_token_id = self._text_token_id
         for at, plan, odd in chunk:
@@ -893,9 +1042,16 @@ class Tokenizer:
         return encodings
 
     def set_cache_size(self, megabytes: float) -> None:
-        """Bound the per-piece cache to about ``megabytes`` of memory (two generations of
-        entries, ~450 bytes each). Results never depend on it; speed on varied text does."""
-        self._cache.limit = max(1, int(megabytes * 1e6 / (2 * CACHE_ENTRY_BYTES)))
+        """Bound the per-piece caches to about ``megabytes`` of memory (the dict's two
+        generations of entries, ~450 bytes each; half of it where the ids path has the piece
+        table, which takes the other half). Results never depend on it; speed on varied text
+        does."""
+        if self._piece_table is None:
+            self._cache.limit = max(1, int(megabytes * 1e6 / (2 * CACHE_ENTRY_BYTES)))
+            return
+        # the ids path reads the table, the other paths the dict: half each
+        self._cache.limit = max(1, int(megabytes * 1e6 / (4 * CACHE_ENTRY_BYTES)))
+        self._piece_table.limit = max(1, int(megabytes * 1e6 / (2 * TABLE_ENTRY_BYTES)))
 
     # -- truncation and padding settings (the Python binding's names and defaults) ------------
 
@@ -1042,8 +1198,9 @@ def _unpickled(payload: bytes) -> Tokenizer:
 def _from_state(state: dict) -> Tokenizer:
     tok = Tokenizer.__new__(Tokenizer)
     cache_entries = state.pop("_cache_entries")
+    table_entries = state.pop("_table_entries", None)
     tok.__dict__.update(state)
-    tok._build_splitters(cache_entries)
+    tok._build_splitters(cache_entries, table_entries)
     return tok
 
 

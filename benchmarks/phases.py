@@ -64,8 +64,12 @@ def _instrumented(tok: Any, clock: _Clock) -> None:
     """Wrap ``tok``'s phases (on the instance and its model; the byte map is a module
     function, wrapped by :func:`_phases`)."""
     tok._fragments = clock.wrap("added", tok._fragments)
-    if tok._split_many is not None:
-        tok._split_many = clock.wrap("split", tok._split_many)
+    split_many = tok._split_many
+    if hasattr(split_many, "bounds"):  # the rules' split: as arrays (the ids path) or strings
+        split_many.bounds = clock.wrap("split", split_many.bounds)
+        split_many.split_prepared = clock.wrap("split", split_many.split_prepared)
+    elif split_many is not None:
+        tok._split_many = clock.wrap("split", split_many)
     tok._split = clock.wrap("split", tok._split)
     model_many = tok.model.tokenize_many
 

@@ -25,15 +25,34 @@ def build(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     """(slot keys, slot values) of distinct ``keys`` >= 0 and their ``values`` >= 0."""
     import numpy as np
 
+    slot_keys, slot_values = empty(len(keys))
+    insert(slot_keys, slot_values, np.asarray(keys, dtype=np.int64), values)
+    return slot_keys, slot_values
+
+
+def empty(capacity: int) -> tuple[np.ndarray, np.ndarray]:
+    """(slot keys, slot values) of a table with room for ``capacity`` keys at most a third
+    full."""
+    import numpy as np
+
+    bits = max(1, (3 * capacity - 1).bit_length())  # 2 ** bits >= 3 * capacity
+    return np.full(1 << bits, EMPTY, dtype=np.int64), np.full(1 << bits, EMPTY, dtype=np.int64)
+
+
+def insert(
+    slot_keys: np.ndarray, slot_values: np.ndarray, keys: np.ndarray, values: np.ndarray
+) -> None:
+    """Put distinct ``keys`` >= 0, none of them in the table yet, with their ``values`` >= 0
+    into the table's slot arrays (in place; the caller keeps it at most a third full)."""
+    import numpy as np
+
     keys = np.asarray(keys, dtype=np.int64)
     values = np.asarray(values, dtype=np.int64)
-    bits = max(1, (3 * len(keys) - 1).bit_length())  # 2 ** bits >= 3 * len(keys)
-    slot_keys = np.full(1 << bits, EMPTY, dtype=np.int64)
-    slot_values = np.full(1 << bits, EMPTY, dtype=np.int64)
+    mask = len(slot_keys) - 1
     # Insert in rounds: each key not yet placed tries its current slot; of those trying a free
     # slot, the first takes it and the others move one slot on. A key then sits after an
     # unbroken run of taken slots from its home, as linear probing requires.
-    slot = _home(keys, bits)
+    slot = _home(keys, mask.bit_length())
     todo = np.arange(len(keys))
     while len(todo):
         at = slot[todo]
@@ -45,8 +64,7 @@ def build(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         placed = np.zeros(len(keys), dtype=bool)
         placed[winners] = True
         todo = todo[~placed[todo]]
-        slot[todo] = (slot[todo] + 1) & ((1 << bits) - 1)
-    return slot_keys, slot_values
+        slot[todo] = (slot[todo] + 1) & mask
 
 
 def lookup(slot_keys: np.ndarray, slot_values: np.ndarray, keys: np.ndarray) -> np.ndarray:

@@ -61,7 +61,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import regex
 
@@ -133,15 +133,10 @@ class JoinedRules:
         texts)."""
         if not texts:
             return []
-        joined = "\uffff".join(texts)
-        try:
-            points = _code_points(joined)
-        except UnicodeEncodeError:  # a lone surrogate
-            return None
-        found = self.cuts(points, len(texts) - 1)
+        found = self._cut_joined(texts)
         if found is None:
             return None
-        cut, redo = found
+        points, cut, redo = found
         import numpy as np
 
         at = np.flatnonzero(cut)
@@ -166,6 +161,53 @@ class JoinedRules:
         for text in set(np.searchsorted(joints, redo).tolist()):
             out[text] = None
         return out
+
+    def bounds(self, texts: list[str]) -> PieceBounds | None:
+        """The pieces of all ``texts`` (at least one) as arrays over their joined code
+        points, as :meth:`pieces` finds them; None where :meth:`pieces` is None."""
+        found = self._cut_joined(texts)
+        if found is None:
+            return None
+        points, cut, redo = found
+        import numpy as np
+
+        n = len(points)
+        joints = np.flatnonzero(points == _JOINT)
+        text_starts = np.append(0, joints + 1)
+        text_ends = np.append(joints, n)
+        # a text's start starts a piece (the rules never cut there), unless the text is empty
+        cut[text_starts[text_starts < text_ends]] = True
+        starts = np.flatnonzero(cut)
+        first = np.searchsorted(starts, np.append(text_starts, n))
+        ends = np.empty_like(starts)
+        ends[:-1] = starts[1:]
+        # a text's last piece ends at the text's end (its joint), not at the next text's start
+        last = first[1:][first[1:] > first[:-1]] - 1
+        ends[last] = text_ends[first[1:] > first[:-1]]
+        redo_texts = sorted(set(np.searchsorted(joints, redo).tolist()))
+        return PieceBounds(points, starts, ends, first, redo_texts)
+
+    def _cut_joined(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(the code points of ``texts`` joined by U+FFFF, :meth:`cuts` of them), or None for
+        a lone surrogate or where :meth:`cuts` is None."""
+        try:
+            points = _code_points("\uffff".join(texts))
+        except UnicodeEncodeError:  # a lone surrogate
+            return None
+        found = self.cuts(points, len(texts) - 1)
+        return None if found is None else (points, *found)
+
+
+class PieceBounds(NamedTuple):
+    """The pieces of some texts joined by U+FFFF: piece k is ``points[starts[k]:ends[k]]``;
+    text t's pieces are ``first[t]`` to ``first[t + 1]``, wrong for the texts in ``redo``,
+    which the rules leave to the regex."""
+
+    points: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    first: np.ndarray
+    redo: list[int]
 
 
 @dataclass(frozen=True)

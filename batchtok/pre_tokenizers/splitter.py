@@ -14,6 +14,7 @@ from ..metaspace import AtStart
 from ..utils.byte_level import byte_level_map
 from . import boundary_rules, boundary_rules_o200k
 from .base import PreTokenizer
+from .boundary_rules import JoinedRules, PieceBounds
 from .boundary_rules_gpt2 import BYTE_LEVEL_RULES
 from .byte_level import ByteLevel, ByteLevelSplit
 from .sequence import Sequence, uses_start
@@ -95,24 +96,18 @@ def compile_splitter(splitter: PreTokenizer | None) -> Callable[[str, AtStart], 
     return lambda text, at_start: sequence.pre_tokenize([text], at_start)
 
 
-def compile_batch_splitter(
-    splitter: PreTokenizer | None,
-) -> Callable[[list[str]], list[list[str]]] | None:
-    """A function fragments -> the pieces of each, splitting them all at once, when
-    ``splitter`` is one Split keeping its matches (all of the text) whose pattern
-    :mod:`.boundary_rules` or :mod:`.boundary_rules_o200k` evaluates without the regex, or a
-    ByteLevel's split with its regex (:mod:`.boundary_rules_gpt2`); else None."""
+def compile_batch_splitter(splitter: PreTokenizer | None) -> BatchSplit | None:
+    """The split of many fragments at once, when ``splitter`` is one Split keeping its matches
+    (all of the text) whose pattern :mod:`.boundary_rules` or :mod:`.boundary_rules_o200k`
+    evaluates without the regex, or a ByteLevel's split with its regex
+    (:mod:`.boundary_rules_gpt2`); else None."""
     stages = _active_stages(splitter)
     if len(stages) == 1 and isinstance(stages[0], ByteLevelSplit):
         byte_level = stages[0].byte_level
         if byte_level.splitter is None:
             return None
-        split_one = byte_level.splitter.split_one
-        if not byte_level.add_prefix_space:
-            return lambda fragments: BYTE_LEVEL_RULES.split_many(fragments, split_one)
-        # each fragment given its space first, as ByteLevel.split_only does
-        return lambda fragments: BYTE_LEVEL_RULES.split_many(
-            [f if f.startswith(" ") else " " + f for f in fragments], split_one
+        return BatchSplit(
+            BYTE_LEVEL_RULES, byte_level.splitter.split_one, byte_level.add_prefix_space
         )
     if len(stages) != 1 or not isinstance(stages[0], Split):
         return None
@@ -122,8 +117,35 @@ def compile_batch_splitter(
     rules = boundary_rules.rules_for(split.onig) or boundary_rules_o200k.rules_for(split.onig)
     if rules is None:
         return None
-    split_one = split.split_one
-    return lambda fragments: rules.split_many(fragments, split_one)
+    return BatchSplit(rules, split.split_one, False)
+
+
+class BatchSplit:
+    """Fragments -> the pieces of each (a call), or their bounds as arrays (:meth:`bounds`),
+    by boundary rules; ``fallback`` splits a fragment the rules leave to the regex.
+    ``prefix_space``: each fragment is given a space first, as ByteLevel.split_only does."""
+
+    def __init__(
+        self, rules: JoinedRules, fallback: Callable[[str], list[str]], prefix_space: bool
+    ) -> None:
+        self.rules, self.fallback, self.prefix_space = rules, fallback, prefix_space
+
+    def prepared(self, fragments: list[str]) -> list[str]:
+        """The texts the rules split: ``fragments``, each with its space where one is given."""
+        if not self.prefix_space:
+            return fragments
+        return [f if f.startswith(" ") else " " + f for f in fragments]
+
+    def __call__(self, fragments: list[str]) -> list[list[str]]:
+        return self.split_prepared(self.prepared(fragments))
+
+    def split_prepared(self, texts: list[str]) -> list[list[str]]:
+        """The pieces of each of some texts already :meth:`prepared`."""
+        return self.rules.split_many(texts, self.fallback)
+
+    def bounds(self, texts: list[str]) -> PieceBounds | None:
+        """:meth:`JoinedRules.bounds` of texts already :meth:`prepared`."""
+        return self.rules.bounds(texts)
 
 
 def compile_streaming_splitter(

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batchtok import Tokenizer
-from batchtok.pre_tokenizers.boundary_rules import BoundaryRules, rules_for
+from batchtok.pre_tokenizers.boundary_rules import BoundaryRules, JoinedRules, rules_for
 from batchtok.utils.byte_level import byte_level_map
 from batchtok.utils.onig import OnigPattern
 from tests.support import adversarial, corpora
@@ -124,6 +124,29 @@ def test_pieces_equal_the_regex(rules: BoundaryRules, texts: list[str]) -> None:
     else:
         assert found == regex_pieces(rules, texts)
     assert rules.split_many(texts, _pattern(rules).findall) == regex_pieces(rules, texts)
+    assert_bounds_are_the_pieces(rules, texts)
+
+
+def assert_bounds_are_the_pieces(rules: JoinedRules, texts: list[str]) -> None:
+    """The rules' arrays (the ids path's) bound the pieces their strings are, text by text,
+    and leave to the regex the texts and batches :meth:`pieces` leaves."""
+    if not texts:
+        return
+    found = rules.pieces(texts)
+    bounds = rules.bounds(texts)
+    if found is None:
+        assert bounds is None
+        return
+    points, starts, ends, first, redo = bounds
+    joined = points.tobytes().decode("utf-32-le")
+    assert sorted(set(redo)) == redo
+    for t, pieces in enumerate(found):
+        span = slice(first[t], first[t + 1])
+        if pieces is None:
+            assert t in redo
+        else:
+            assert t not in redo
+            assert [joined[a:b] for a, b in zip(starts[span], ends[span])] == pieces
 
 
 @pytest.mark.parametrize("rules", MEMBERS, ids=IDS)
@@ -134,6 +157,7 @@ def test_adversarial_and_corpus_text(rules: BoundaryRules) -> None:
     texts = [t for t in texts if "\uffff" not in t]
     want = regex_pieces(rules, texts)
     assert rules.pieces(texts) == want
+    assert_bounds_are_the_pieces(rules, texts)
     # in chunks of about _CHUNK_CHARS, the short ones (and the last) by the regex
     assert rules.split_many(texts, _pattern(rules).findall) == want
 
@@ -200,13 +224,35 @@ def test_pieces_equal_the_oracle_on_real_files(name: str, member: BoundaryRules)
 
 @pytest.mark.parametrize("name", ["llama3", "qwen3", "gpt35turbo"])
 def test_the_engine_splits_batches_by_the_rules(name: str, monkeypatch) -> None:
-    calls = []
-    pieces = BoundaryRules.pieces
-    monkeypatch.setattr(BoundaryRules, "pieces", lambda *a: calls.append(1) or pieces(*a))
+    calls = count_calls(monkeypatch, BoundaryRules)
     texts = corpora.sample_docs("multilingual", 60, 3000) + corpora.sample_docs("code", 30, 3000)
     texts += adversarial.adversarial_strings(max_chars=1000)
     ours = Tokenizer.from_file(fixture_path(name))
     oracle = tokenizers.Tokenizer.from_file(str(fixture_path(name)))
     want = [e.ids for e in oracle.encode_batch(texts, add_special_tokens=False)]
+    assert_split_by_the_rules(ours, texts, want, calls)
+
+
+def count_calls(monkeypatch, rules: type) -> dict[str, int]:
+    """Calls of the rules' string split (``pieces``) and array split (``bounds``)."""
+    calls = {"pieces": 0, "bounds": 0}
+    for name in calls:
+        real = getattr(rules, name)
+
+        def counted(*args, _name=name, _real=real):
+            calls[_name] += 1
+            return _real(*args)
+
+        monkeypatch.setattr(rules, name, counted)
+    return calls
+
+
+def assert_split_by_the_rules(
+    ours: Tokenizer, texts: list[str], want: list[list[int]], calls: dict[str, int]
+) -> None:
+    """The ids path (the rules' bounds, the piece table) and full Encodings (the rules'
+    strings) both give the oracle's ids, each through the rules, not only the regex."""
     assert ours.encode_batch_ids(texts, add_special_tokens=False) == want
-    assert calls
+    assert calls["bounds"]
+    assert [e.ids for e in ours.encode_batch(texts, add_special_tokens=False)] == want
+    assert calls["pieces"]

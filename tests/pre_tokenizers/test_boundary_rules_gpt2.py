@@ -15,7 +15,13 @@ from batchtok import Tokenizer
 from batchtok.pre_tokenizers.boundary_rules import JoinedRules
 from batchtok.pre_tokenizers.boundary_rules_gpt2 import BYTE_LEVEL_RULES
 from batchtok.utils.onig import OnigPattern
-from tests.pre_tokenizers.test_boundary_rules import PARTS, text
+from tests.pre_tokenizers.test_boundary_rules import (
+    PARTS,
+    assert_bounds_are_the_pieces,
+    assert_split_by_the_rules,
+    count_calls,
+    text,
+)
 from tests.support import adversarial, corpora
 from tests.support.fixtures import REPO_ROOT
 from tests.support.tier import docs, examples
@@ -48,6 +54,7 @@ def test_pieces_equal_the_regex(texts: list[str]) -> None:
     else:
         assert found == _regex(texts)
     assert BYTE_LEVEL_RULES.split_many(texts, PATTERN.findall) == _regex(texts)
+    assert_bounds_are_the_pieces(BYTE_LEVEL_RULES, texts)
 
 
 def test_adversarial_and_corpus_text() -> None:
@@ -56,6 +63,7 @@ def test_adversarial_and_corpus_text() -> None:
         texts += corpora.sample_docs(kind, 20, 3000)
     texts = [t for t in texts if "\uffff" not in t]
     assert BYTE_LEVEL_RULES.pieces(texts) == _regex(texts)
+    assert_bounds_are_the_pieces(BYTE_LEVEL_RULES, texts)
 
 
 def _gpt2(add_prefix_space: bool) -> str:
@@ -69,9 +77,7 @@ def _gpt2(add_prefix_space: bool) -> str:
 def test_byte_level_files_split_batches_by_the_rules_as_the_oracle(
     add_prefix_space: bool, monkeypatch
 ) -> None:
-    calls = []
-    pieces = JoinedRules.pieces
-    monkeypatch.setattr(JoinedRules, "pieces", lambda *a: calls.append(1) or pieces(*a))
+    calls = count_calls(monkeypatch, JoinedRules)
     data = _gpt2(add_prefix_space)
     texts = adversarial.adversarial_strings()
     for kind in ("english", "code", "multilingual"):
@@ -80,5 +86,4 @@ def test_byte_level_files_split_batches_by_the_rules_as_the_oracle(
     ours = Tokenizer.from_str(data)
     oracle = tokenizers.Tokenizer.from_str(data)
     want = [e.ids for e in oracle.encode_batch(texts, add_special_tokens=False)]
-    assert ours.encode_batch_ids(texts, add_special_tokens=False) == want
-    assert calls  # the batch went through the rules, not only the regex
+    assert_split_by_the_rules(ours, texts, want, calls)

@@ -18,7 +18,14 @@ from batchtok.pre_tokenizers import boundary_rules
 from batchtok.pre_tokenizers.boundary_rules_o200k import CamelRules, rules_for
 from batchtok.utils.byte_level import byte_level_map
 from batchtok.utils.onig import OnigPattern
-from tests.pre_tokenizers.test_boundary_rules import PARTS, _file_split, texts_of
+from tests.pre_tokenizers.test_boundary_rules import (
+    PARTS,
+    _file_split,
+    assert_bounds_are_the_pieces,
+    assert_split_by_the_rules,
+    count_calls,
+    texts_of,
+)
 from tests.support import adversarial, corpora
 from tests.support.fixtures import fixture_path
 from tests.support.tier import docs, examples
@@ -97,6 +104,7 @@ def _check(texts: list[str]) -> None:
         assert found is not None
         assert [w if f is None else f for f, w in zip(found, want)] == want
     assert RULES.split_many(texts, PATTERN.findall) == want
+    assert_bounds_are_the_pieces(RULES, texts)
 
 
 @settings(
@@ -184,9 +192,7 @@ def test_pieces_equal_the_oracle_on_gpt4o() -> None:
 
 
 def test_the_engine_splits_gpt4o_batches_by_the_rules(monkeypatch) -> None:
-    calls = []
-    pieces = CamelRules.pieces
-    monkeypatch.setattr(CamelRules, "pieces", lambda *a: calls.append(1) or pieces(*a))
+    calls = count_calls(monkeypatch, CamelRules)
     texts = corpora.sample_docs("multilingual", 60, 3000) + corpora.sample_docs("code", 30, 3000)
     texts += corpora.sample_docs("english", 30, 3000)
     texts += adversarial.adversarial_strings(max_chars=1000)
@@ -194,8 +200,7 @@ def test_the_engine_splits_gpt4o_batches_by_the_rules(monkeypatch) -> None:
     assert ours._split_many is not None
     oracle = tokenizers.Tokenizer.from_file(str(fixture_path("gpt4o")))
     want = [e.ids for e in oracle.encode_batch(texts, add_special_tokens=False)]
-    assert ours.encode_batch_ids(texts, add_special_tokens=False) == want
-    assert calls
+    assert_split_by_the_rules(ours, texts, want, calls)
 
 
 def test_the_other_family_does_not_claim_gpt4o() -> None:
