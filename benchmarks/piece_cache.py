@@ -20,6 +20,12 @@ timed section:
   the cache switches generations (by a few entries in thousands: the order in which the
   boundary splitter's composed runs enter the cache); the hit rate is then an estimate, shown
   with ``~``. ``exact`` is None where nothing was checked (bench_runner).
+
+Where the ids path has its piece table (a file whose pattern is cut by boundary rules), the
+table counts its own look-ups and misses, and ``hit`` is that count (of the run itself, or of
+an untimed run of a copy of the tokenizer); ``exact`` then says whether every piece went
+through the table (the others, left to the regex or in a chunk too short for arrays, went by
+strings).
 """
 
 from __future__ import annotations
@@ -159,7 +165,28 @@ def cache_figures(
         out["replay_entries"] = (len(replay.cur), len(replay.old))
     out["exact"] = exact
     out["hit_pct"] = 100 * (1 - replay.misses / total) if total else 0.0
+    table = _table_after(tok, texts, after_run)
+    if table is not None and table.looked_up:
+        # the ids path's piece table counts its own hits: the figure is the engine's, over
+        # the pieces it looked up (the others went by strings: then an estimate, '~')
+        out["hit_pct"] = 100 * (1 - table.computed / table.looked_up)
+        out["cache_limit"] = table.limit
+        out["table_pieces"] = table.looked_up
+        out["exact"] = table.looked_up == total
     return out
+
+
+def _table_after(tok: Any, texts: list[str], after_run: Any) -> Any:
+    """The piece table of ``after_run``, else of a copy of ``tok`` (an empty cache of its
+    bound) that encoded ``texts``, untimed; None for a file without one."""
+    import pickle
+
+    if getattr(tok, "_piece_table", None) is None:
+        return None
+    if after_run is None:
+        after_run = pickle.loads(pickle.dumps(tok))
+        after_run.encode_batch_ids(texts)
+    return after_run._piece_table
 
 
 def fmt_rate(figures: dict[str, Any] | None) -> str:
