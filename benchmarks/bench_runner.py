@@ -256,12 +256,12 @@ def cache_line(cache: dict) -> str:
     """The printed line of :func:`cache_figures`."""
     one, two = cache["one"], cache["two"]
     return (
-        f"piece cache ({cache['cache_mb']:g} MB a worker, two generations of "
-        f"{cache['cache_limit']} pieces): hit rate {one['hit_pct']:.1f}% for one worker over "
+        f"piece cache ({cache['cache_mb']:g} MB a worker, {cache['cache_limit']} pieces a "
+        f"generation): hit rate {one['hit_pct']:.1f}% for one worker over "
         f"the whole input, ~{two['hit_pct']:.1f}% for two (half of the files each); repeat "
         f"rate (the ceiling) {one['repeat_pct']:.1f}% / {two['repeat_pct']:.1f}%, of "
-        f"{one['pieces']} pre-tokens (replayed with the engine's policy, untimed; see "
-        "benchmarks/piece_cache.py)"
+        f"{one['pieces']} pre-tokens (counted by the engine's piece table, or replayed with "
+        "the dict cache's policy, untimed; see benchmarks/piece_cache.py)"
     )
 
 
