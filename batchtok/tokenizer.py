@@ -27,7 +27,6 @@ from .padding import Padding, read_padding
 from .piece_table import ENTRY_BYTES as TABLE_ENTRY_BYTES
 from .piece_table import PieceTable
 from .pre_tokenizers import PreTokenizer, read_pre_tokenizer
-from .pre_tokenizers.boundary_rules import PieceBounds
 from .pre_tokenizers.splitter import (
     compile_batch_splitter,
     compile_splitter,
@@ -46,6 +45,7 @@ from .truncation import (
     truncate_encodings,
     truncate_ids,
 )
+from .utils.bounds import BatchSplit, PieceBounds
 from .utils.byte_level import byte_level_map, byte_level_map_many
 from .utils.gc_pause import gc_paused
 from .utils.spec import USIZE_MAX, Spec, collect_ignored
@@ -255,7 +255,7 @@ class Tokenizer:
             whole = splits_nothing(splitter)
             self._split = boundary.after(None if whole else self._split)
             if whole:
-                self._split_many = boundary.split_many
+                self._split_many = BatchSplit(boundary.split_many, boundary.bounds, boundary.split)
             if self._stream is not None:
                 self._stream = boundary.after_stream(self._stream, STREAM_CHARS)
         # the ids of a part the boundary splitter proved needs no merges, else None
@@ -627,9 +627,19 @@ class Tokenizer:
     def _tokenize_misses(self, pieces: list[str]) -> list[tuple[int, ...]]:
         """The ids of pieces no cache holds, tokenized together when there are enough of
         them (else, or when the model's batch call raises, one by one, which raises in
-        order)."""
-        found = self._tokenize_many(pieces, None) if len(pieces) >= PREFILL_MIN else None
-        return list(map(self._tokenize_piece, pieces)) if found is None else found
+        order); runs of isolated chars composed without merges (the boundary splitter's)."""
+        composed: dict[str, tuple[int, ...]] = {}
+        todo = pieces
+        if self._compose is not None and pieces and self._boundary.worth_composing(pieces):
+            runs, ids, todo = self._boundary.compose_many(pieces)
+            composed = dict(zip(runs, ids))
+        found = self._tokenize_many(todo, None) if len(todo) >= PREFILL_MIN else None
+        if found is None:
+            found = list(map(self._tokenize_piece, todo))
+        if not composed:
+            return found
+        composed.update(zip(todo, found))
+        return list(map(composed.__getitem__, pieces))
 
     def _tokenize_many(
         self, pieces: list[str], pending: _UnknownTexts | None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import regex
 
 from ..metaspace import AtStart
+from ..utils.bounds import PieceBounds
 from ..utils.byte_level import BYTE_TO_CHAR
 
 if TYPE_CHECKING:
@@ -132,10 +133,10 @@ class BoundarySplitter:
         )
         # split_many reads each char's kind: one of mark, joined, isolated, unless the mark
         # is also isolated (no longer token holds it; the parts then depend on the order of
-        # the alternatives) or crossing tokens keep some cuts whole
-        self._kinds_apart = self._crossing is None and not (
-            has_all_bytes and self.mark and self.mark not in in_longer
-        )
+        # the alternatives); a word where a crossing token keeps some cuts whole is split
+        # alone (a crossing token holding the NUL that joins the words: every word)
+        self._kinds_apart = not (has_all_bytes and self.mark and self.mark not in in_longer)
+        self._crossing_nul = any("\0" in t for t in crossing)
 
     def __getstate__(self) -> dict:
         """A pickle leaves out the tables of split_many's kinds and compose_many's status
@@ -310,11 +311,57 @@ class BoundarySplitter:
         ends before a mark that follows another char, and between an isolated char and a
         char that is not. The words are joined by NULs, the cuts become more NULs, and one
         ``str.split`` makes every part."""
-        if not self._kinds_apart or len(words) < _SPLIT_MANY_MIN:
+        found = self._cut_many(words) if len(words) >= _SPLIT_MANY_MIN else None
+        if found is None:
             return list(map(self.split, words))  # (without numpy's import, for a small call)
+        import numpy as np
+
+        points, at, ends, redo = found
+        parts = np.insert(points, at, 0).tobytes().decode("utf-32-le", "surrogatepass").split("\0")
+        # each word's parts: one more than its cuts (an empty word: one empty part)
+        last = np.cumsum(np.diff(np.searchsorted(at, ends), prepend=0) + 1)
+        first = np.append(0, last[:-1])
+        out = list(map(parts.__getitem__, map(slice, first.tolist(), last.tolist())))
+        lengths = np.diff(ends, prepend=-1) - 1
+        for empty in np.flatnonzero(lengths == 0).tolist():
+            out[empty] = []
+        for word in redo:
+            out[word] = self.split(words[word])
+        return out
+
+    def bounds(self, words: list[str]) -> PieceBounds | None:
+        """The parts of :meth:`split_many` as arrays over the words joined by NULs (None
+        where :meth:`split_many` splits each word alone)."""
+        found = self._cut_many(words)
+        if found is None:
+            return None
+        import numpy as np
+
+        points, at, ends, redo = found
+        if np.any((points >> 11) == 0x1B):  # a lone surrogate: by strings, which raise for it
+            return None
+        word_starts = np.append(0, ends[:-1] + 1)
+        cut = np.zeros(len(points) + 1, dtype=bool)
+        cut[at] = True
+        cut[word_starts] = True
+        cut[ends] = False  # a NUL, or the end: no part starts there
+        starts = np.flatnonzero(cut)
+        first = np.searchsorted(starts, np.append(word_starts, len(points) + 1))
+        # a part ends where the next starts, or at its word's end
+        stops = np.sort(np.concatenate((starts, ends)))
+        return PieceBounds(points, starts, stops[np.searchsorted(stops, starts) + 1], first, redo)
+
+    def _cut_many(
+        self, words: list[str]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]] | None:
+        """(the code points of ``words`` joined by NULs, where a part starts inside a word,
+        where each word ends, the words a crossing token is found in: split alone), or None
+        when the words are split one by one."""
+        if not self._kinds_apart or self._crossing_nul or not words:
+            return None
         text = "\0".join(words)
         if text.count("\0") != len(words) - 1:  # a word holds a NUL
-            return list(map(self.split, words))
+            return None
         import numpy as np
 
         from .ragged import code_points
@@ -327,16 +374,14 @@ class BoundarySplitter:
         cut &= before != _SEPARATOR
         cut &= after != _SEPARATOR
         at = np.flatnonzero(cut) + 1
-        parts = np.insert(points, at, 0).tobytes().decode("utf-32-le", "surrogatepass").split("\0")
         ends = np.append(np.flatnonzero(kinds == _SEPARATOR), len(points))
-        # each word's parts: one more than its cuts (an empty word: one empty part)
-        last = np.cumsum(np.diff(np.searchsorted(at, ends), prepend=0) + 1)
-        first = np.append(0, last[:-1])
-        out = list(map(parts.__getitem__, map(slice, first.tolist(), last.tolist())))
-        lengths = np.diff(ends, prepend=-1) - 1
-        for empty in np.flatnonzero(lengths == 0).tolist():
-            out[empty] = []
-        return out
+        redo: list[int] = []
+        if self._crossing is not None:
+            # a word holds a crossing token where a match of the joined text starts in it (no
+            # such token holds a NUL: a match never spans two words)
+            found = [m.start() for m in self._crossing.finditer(text)]
+            redo = sorted(set(np.searchsorted(ends, found).tolist()))
+        return points, at, ends, redo
 
     def _kinds(self, points: np.ndarray) -> np.ndarray:
         """split_many's kind of each code point (int8)."""

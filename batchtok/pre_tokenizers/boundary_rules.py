@@ -61,10 +61,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import regex
 
+from ..utils.bounds import PieceBounds
 from ..utils.onig import OnigPattern, class_ranges, every_char
 
 if TYPE_CHECKING:
@@ -196,18 +197,6 @@ class JoinedRules:
             return None
         found = self.cuts(points, len(texts) - 1)
         return None if found is None else (points, *found)
-
-
-class PieceBounds(NamedTuple):
-    """The pieces of some texts joined by U+FFFF: piece k is ``points[starts[k]:ends[k]]``;
-    text t's pieces are ``first[t]`` to ``first[t + 1]``, wrong for the texts in ``redo``,
-    which the rules leave to the regex."""
-
-    points: np.ndarray
-    starts: np.ndarray
-    ends: np.ndarray
-    first: np.ndarray
-    redo: list[int]
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from ..metaspace import AtStart
+from ..utils.bounds import BatchSplit
 from ..utils.byte_level import byte_level_map
 from . import boundary_rules, boundary_rules_o200k
 from .base import PreTokenizer
-from .boundary_rules import JoinedRules, PieceBounds
+from .boundary_rules import JoinedRules
 from .boundary_rules_gpt2 import BYTE_LEVEL_RULES
 from .byte_level import ByteLevel, ByteLevelSplit
 from .sequence import Sequence, uses_start
@@ -106,7 +107,7 @@ def compile_batch_splitter(splitter: PreTokenizer | None) -> BatchSplit | None:
         byte_level = stages[0].byte_level
         if byte_level.splitter is None:
             return None
-        return BatchSplit(
+        return _rules_split(
             BYTE_LEVEL_RULES, byte_level.splitter.split_one, byte_level.add_prefix_space
         )
     if len(stages) != 1 or not isinstance(stages[0], Split):
@@ -117,35 +118,15 @@ def compile_batch_splitter(splitter: PreTokenizer | None) -> BatchSplit | None:
     rules = boundary_rules.rules_for(split.onig) or boundary_rules_o200k.rules_for(split.onig)
     if rules is None:
         return None
-    return BatchSplit(rules, split.split_one, False)
+    return _rules_split(rules, split.split_one, False)
 
 
-class BatchSplit:
-    """Fragments -> the pieces of each (a call), or their bounds as arrays (:meth:`bounds`),
-    by boundary rules; ``fallback`` splits a fragment the rules leave to the regex.
-    ``prefix_space``: each fragment is given a space first, as ByteLevel.split_only does."""
-
-    def __init__(
-        self, rules: JoinedRules, fallback: Callable[[str], list[str]], prefix_space: bool
-    ) -> None:
-        self.rules, self.fallback, self.prefix_space = rules, fallback, prefix_space
-
-    def prepared(self, fragments: list[str]) -> list[str]:
-        """The texts the rules split: ``fragments``, each with its space where one is given."""
-        if not self.prefix_space:
-            return fragments
-        return [f if f.startswith(" ") else " " + f for f in fragments]
-
-    def __call__(self, fragments: list[str]) -> list[list[str]]:
-        return self.split_prepared(self.prepared(fragments))
-
-    def split_prepared(self, texts: list[str]) -> list[list[str]]:
-        """The pieces of each of some texts already :meth:`prepared`."""
-        return self.rules.split_many(texts, self.fallback)
-
-    def bounds(self, texts: list[str]) -> PieceBounds | None:
-        """:meth:`JoinedRules.bounds` of texts already :meth:`prepared`."""
-        return self.rules.bounds(texts)
+def _rules_split(
+    rules: JoinedRules, fallback: Callable[[str], list[str]], prefix_space: bool
+) -> BatchSplit:
+    return BatchSplit(
+        lambda texts: rules.split_many(texts, fallback), rules.bounds, fallback, prefix_space
+    )
 
 
 def compile_streaming_splitter(

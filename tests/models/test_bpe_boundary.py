@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import batchtok
+import batchtok.tokenizer as engine
 from batchtok.models import bpe_boundary
 from batchtok.models.bpe_boundary import BoundarySplitter
 from tests.support.fixtures import fixture_path
@@ -125,6 +126,44 @@ def test_splitting_many_words_at_once_gives_each_words_cut(data, words, numpy_fr
         return
     with mock.patch.object(bpe_boundary, "_SPLIT_MANY_MIN", numpy_from):
         assert splitter.split_many(words) == [splitter.split(w) for w in words]
+        assert_bounds_are_the_parts(splitter, words)
+
+
+def assert_bounds_are_the_parts(splitter: BoundarySplitter, words: list[str]) -> None:
+    """bounds (the ids path's arrays) name split's parts of each word it does not leave to
+    split (a word holding a crossing token), and leaves the words split_many leaves."""
+    bounds = splitter.bounds(words)
+    if bounds is None:
+        return
+    points, starts, ends, first, redo = bounds
+    joined = points.tobytes().decode("utf-32-le")
+    crossing = splitter._crossing
+    assert redo == [k for k, w in enumerate(words) if crossing is not None and crossing.search(w)]
+    for k, word in enumerate(words):
+        if k not in redo:
+            span = slice(first[k], first[k + 1])
+            assert [joined[a:b] for a, b in zip(starts[span], ends[span])] == splitter.split(word)
+
+
+def test_words_holding_a_crossing_token_are_split_alone():
+    """A token with the mark inside (Gemma's ">▁</") keeps a cut whole: the words holding one
+    are split by split, the others by the kinds, in split_many and in bounds alike."""
+    vocab = {"<unk>": 0, "a": 1, "b": 2, ">": 3, "<": 4, "/": 5, MARK: 6}
+    vocab |= {"ab": 7, MARK + "a": 8, ">" + MARK + "</": 9, MARK + "</": 10, "</": 11}
+    merges = [["a", "b"], [MARK, "a"], ["<", "/"], [MARK, "</"], [">", MARK + "</"]]
+    model = bpe_model(vocab, merges, unk_token="<unk>")
+    tok = batchtok.Tokenizer.from_str(model_file(model))
+    splitter = BoundarySplitter.for_model(tok.model)
+    assert splitter._crossing is not None
+    words = ["a" + MARK + "b", ">" + MARK + "</a", "ab" + MARK + "<", "x>" + MARK + "</" + MARK] * 8
+    assert splitter.split_many(words) == [splitter.split(w) for w in words]
+    assert splitter.bounds(words).redo == [k for k in range(len(words)) if k % 4 in (1, 3)]
+    assert_bounds_are_the_parts(splitter, words)
+    ours, ref = pair_from_json(model_file(model))
+    want = [e.ids for e in ref.encode_batch(words, add_special_tokens=False)]
+    with mock.patch.object(engine, "TABLE_MIN_CHARS", 1):
+        assert ours.encode_batch_ids(words, add_special_tokens=False) == want
+    assert len(ours._piece_table) > 0
 
 
 @pytest.mark.parametrize("all_bytes", [False, True])
@@ -243,13 +282,17 @@ def composed_and_not(strings: list[str], ids: list) -> tuple[list, list, list]:
     numpy_from=st.sampled_from([1, 4, bpe_boundary._COMPOSE_MANY_MIN]),
     min_share=st.sampled_from([0.0, bpe_boundary._MIN_RUN_SHARE, 1.0]),
     split_from=st.sampled_from([1, bpe_boundary._SPLIT_MANY_MIN]),
+    table_from=st.sampled_from([1, engine.TABLE_MIN_CHARS]),
 )
-def test_batches_of_runs_match_the_oracle(data, texts, numpy_from, min_share, split_from):
+def test_batches_of_runs_match_the_oracle(
+    data, texts, numpy_from, min_share, split_from, table_from
+):
     """encode_batch_ids splits a batch's texts together (split_many, in numpy from
     ``split_from`` fragments), composes its runs together (compose_many, in numpy from
     ``numpy_from`` distinct parts: a batch this small rarely has the usual number; when
-    ``min_share`` of the parts may be runs) before the model merges the rest; the oracle
-    encodes the same texts."""
+    ``min_share`` of the parts may be runs) before the model merges the rest, and looks the
+    parts up in the piece table (from ``table_from`` chars); the oracle encodes the same
+    texts."""
     ours, ref = pair_from_json(data)
     try:
         want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
@@ -261,6 +304,7 @@ def test_batches_of_runs_match_the_oracle(data, texts, numpy_from, min_share, sp
         mock.patch.object(bpe_boundary, "_COMPOSE_MANY_MIN", numpy_from),
         mock.patch.object(bpe_boundary, "_MIN_RUN_SHARE", min_share),
         mock.patch.object(bpe_boundary, "_SPLIT_MANY_MIN", split_from),
+        mock.patch.object(engine, "TABLE_MIN_CHARS", table_from),
     ):
         assert ours.encode_batch_ids(texts, add_special_tokens=False) == want
 
