@@ -277,7 +277,8 @@ def speed_probe() -> float | None:
 
 
 def write_results(result: dict, size: int, args: argparse.Namespace, argv) -> Path:
-    """Replace this benchmark's section of benchmarks/RESULTS.md; the file's path."""
+    """Replace this benchmark's section of benchmarks/RESULTS.md for the run's tokenizer and
+    corpus; the file's path."""
     from benchmarks import results
 
     med = result["median_seconds"]
@@ -301,7 +302,9 @@ def write_results(result: dict, size: int, args: argparse.Namespace, argv) -> Pa
         notes.append(dedup.describe())
     if result["piece_cache"]:
         notes.append(cache_line(result["piece_cache"]))
-    return results.write_section("benchmarks.bench_runner", table, notes, speed_probe())
+    # one section per tokenizer and corpus: a run of one does not erase the other's figures
+    name = f"benchmarks.bench_runner ({args.tokenizer}, {args.corpus})"
+    return results.write_section(name, table, notes, speed_probe())
 
 
 def text_bytes(input_dir: Path) -> int:
