@@ -369,11 +369,11 @@ def print_plan(jobs: list[Job]) -> float:
 # -- report ---------------------------------------------------------------------------------------
 
 CACHE_NOTE = (
-    "hit/rep %: the piece cache's hit rate in the cold ids run (replayed from the cell's "
-    "pre-tokens with the engine's cache policy and checked against its final state; '~' where "
-    "they differ: an estimate) / the repeat rate, the share of pre-tokens equal to an earlier "
-    "one in the cell's text (the hit rate's ceiling for an empty cache); see "
-    "benchmarks/piece_cache.py"
+    "hit/rep %: the piece cache's hit rate in the cold ids run (the piece table's own count "
+    "where the ids path has one, '~' when some pieces went by strings; else replayed from the "
+    "cell's pre-tokens with the dict cache's policy and checked against its final state, '~' "
+    "where they differ) / the repeat rate, the share of pre-tokens equal to an earlier one in "
+    "the cell's text (the hit rate's ceiling for an empty cache); see benchmarks/piece_cache.py"
 )
 
 
