@@ -76,73 +76,47 @@ class PieceTable:
         many each has), the pieces this table lacks tokenized by ``compute`` (strings -> their
         ids, in order). None when two different pieces share a hash (see the module
         docstring): the caller then looks the chunk up by strings."""
+        import numpy as np
+
         with self._lock:
-            return self._ids_of(points, starts, ends, compute)
-
-    def _ids_of(
-        self,
-        points: np.ndarray,
-        starts: np.ndarray,
-        ends: np.ndarray,
-        compute: Callable[[list[str]], Sequence[Sequence[int]]],
-    ) -> tuple[np.ndarray, np.ndarray] | None:
-        import numpy as np
-
-        if self._slots is None:
-            self._rebuild(None, 0)
-        self.looked_up += len(starts)
-        lengths = ends - starts
-        hashes = piece_hashes(points, starts, ends)
-        entry = hash_table.lookup(*self._slots, hashes)
-        hit = np.flatnonzero(entry >= 0)
-        if len(hit) and not self._same(points, starts[hit], lengths[hit], entry[hit]):
-            return None
-        missed = np.flatnonzero(entry < 0)
-        if len(hit):
-            self._used[entry[hit]] = True
-        if len(missed):
-            # one entry per distinct missed piece: each piece equal to the first of its hash
-            starts, lengths = starts[missed], lengths[missed]
-            distinct, first, which = np.unique(
-                hashes[missed], return_index=True, return_inverse=True
-            )
-            if len(first) < len(missed) and not self._equal(points, starts, lengths, first[which]):
+            if self._slots is None:
+                self._rebuild(None, 0)
+            self.looked_up += len(starts)
+            lengths = ends - starts
+            hashes = piece_hashes(points, starts, ends)
+            entry = hash_table.lookup(*self._slots, hashes)
+            hit = np.flatnonzero(entry >= 0)
+            if len(hit) and not same_pieces(
+                points,
+                starts[hit],
+                lengths[hit],
+                self._points.data,
+                self._key_starts[entry[hit]],
+                self._key_lengths[entry[hit]],
+            ):
                 return None
-            moved = self._make_room(len(distinct), np.unique(entry[hit]))
-            if moved is not None and len(hit):
-                entry[hit] = moved[entry[hit]]
+            missed = np.flatnonzero(entry < 0)
+            if len(hit):
                 self._used[entry[hit]] = True
-            new = self._add(points, starts[first], lengths[first], distinct, compute)
-            entry[missed] = new[which]
-        counts = self._id_lengths[entry]
-        return self._ids.data[ranges(self._id_starts[entry], counts)], counts
-
-    def _same(
-        self, points: np.ndarray, starts: np.ndarray, lengths: np.ndarray, entry: np.ndarray
-    ) -> bool:
-        """Whether each piece (``points`` from ``starts``, ``lengths`` long) equals the piece
-        kept as ``entry``, every code point compared."""
-        import numpy as np
-
-        if not np.array_equal(self._key_lengths[entry], lengths):
-            return False
-        at = ranges(starts, lengths)
-        kept = self._points.data[ranges(self._key_starts[entry], lengths)]
-        return np.array_equal(kept, points[at])
-
-    @staticmethod
-    def _equal(
-        points: np.ndarray, starts: np.ndarray, lengths: np.ndarray, other: np.ndarray
-    ) -> bool:
-        """Whether each piece (``points`` from ``starts``, ``lengths`` long) equals piece
-        ``other[k]`` of the same pieces, every code point compared."""
-        import numpy as np
-
-        if not np.array_equal(lengths[other], lengths):
-            return False
-        return np.array_equal(
-            points[ranges(starts, lengths)], points[ranges(starts[other], lengths)]
-        )
+            if len(missed):
+                # one entry per distinct missed piece: each piece equal to the first of its hash
+                starts, lengths = starts[missed], lengths[missed]
+                distinct, first, which = np.unique(
+                    hashes[missed], return_index=True, return_inverse=True
+                )
+                other = first[which]
+                if len(first) < len(missed) and not same_pieces(
+                    points, starts, lengths, points, starts[other], lengths[other]
+                ):
+                    return None
+                moved = self._make_room(len(distinct), entry[hit])
+                if moved is not None and len(hit):
+                    entry[hit] = moved[entry[hit]]
+                    self._used[entry[hit]] = True
+                new = self._add(points, starts[first], lengths[first], distinct, compute)
+                entry[missed] = new[which]
+            counts = self._id_lengths[entry]
+            return self._ids.data[ranges(self._id_starts[entry], counts)], counts
 
     def _add(
         self,
@@ -186,7 +160,8 @@ class PieceTable:
         return new
 
     def _make_room(self, pieces: int, needed: np.ndarray) -> np.ndarray | None:
-        """Room for ``pieces`` more entries beside the entries ``needed`` (sorted). The
+        """Room for ``pieces`` more entries beside the entries ``needed`` (the chunk's hits,
+        repeats allowed). The
         arrays start small and double up to ``limit`` entries; past it, a new generation
         keeps only the entries read since the last one, or only those needed when they and
         the new ones would not fit. Where entries moved, the new place of each old one (-1:
@@ -206,7 +181,7 @@ class PieceTable:
             return None
         keep = np.flatnonzero(self._used[: self._count])
         if len(keep) + pieces > self.limit:
-            keep = needed
+            keep = np.unique(needed)
         moved = np.full(self._count, -1, dtype=np.int64)
         moved[keep] = np.arange(len(keep))
         self._rebuild(keep, max(self.limit, len(keep) + pieces))
@@ -293,6 +268,25 @@ def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     out = np.repeat((starts - starts_of(lengths)).astype(index), lengths)
     out += np.arange(total, dtype=index)
     return out
+
+
+def same_pieces(
+    points: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    other_points: np.ndarray,
+    other_starts: np.ndarray,
+    other_lengths: np.ndarray,
+) -> bool:
+    """Whether each piece ``points[starts[k]:starts[k] + lengths[k]]`` equals piece k of
+    ``other_points`` (from ``other_starts``, ``other_lengths`` long), every code point
+    compared."""
+    import numpy as np
+
+    if not np.array_equal(other_lengths, lengths):
+        return False
+    mine = points[ranges(starts, lengths)]
+    return np.array_equal(other_points[ranges(other_starts, lengths)], mine)
 
 
 def strings_of(points: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> list[str]:
