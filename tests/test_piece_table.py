@@ -132,7 +132,8 @@ def test_entries_read_since_the_last_generation_are_kept() -> None:
     assert sorted(computed) == ["a", "b", "b", "c", "d", "e", "f", "g", "h"]
 
 
-FILES = ["llama3", "gpt4o", "qwen3", "gpt2"]
+# the boundary rules (byte-level) and the boundary splitter (gemma3, llama2: no pre-tokenizer)
+FILES = ["llama3", "gpt4o", "qwen3", "gpt2", "gemma3", "llama2"]
 
 
 def _path(name: str) -> str:

@@ -331,7 +331,8 @@ class BoundarySplitter:
 
     def bounds(self, words: list[str]) -> PieceBounds | None:
         """The parts of :meth:`split_many` as arrays over the words joined by NULs (None
-        where :meth:`split_many` splits each word alone)."""
+        where :meth:`split_many` splits each word alone, and where a word holds U+FFFF, which
+        no piece of :class:`.PieceBounds` may)."""
         found = self._cut_many(words)
         if found is None:
             return None
@@ -339,6 +340,8 @@ class BoundarySplitter:
 
         points, at, ends, redo = found
         if np.any((points >> 11) == 0x1B):  # a lone surrogate: by strings, which raise for it
+            return None
+        if np.any(points == 0xFFFF):  # the piece table's joint between pieces: by strings
             return None
         word_starts = np.append(0, ends[:-1] + 1)
         cut = np.zeros(len(points) + 1, dtype=bool)

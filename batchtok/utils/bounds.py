@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 class PieceBounds(NamedTuple):
     """The pieces of some texts joined by a separator: piece k is ``points[starts[k]:ends[k]]``;
     text t's pieces are ``first[t]`` to ``first[t + 1]``, wrong for the texts in ``redo``
-    (sorted), which the splitter leaves to its one-text split."""
+    (sorted), which the splitter leaves to its one-text split. No piece holds U+FFFF: the
+    piece table joins pieces by it (a splitter gives None for texts holding one)."""
 
     points: np.ndarray
     starts: np.ndarray

@@ -109,7 +109,7 @@ def test_the_streaming_cut_gives_the_list_cut(data, word):
     assert list(splitter.iter_split(word)) == pieces
 
 
-SPLIT_CHARS = TEXT_CHARS + ["\u0905", "\U0001f642", "\0", "\ud800"]
+SPLIT_CHARS = TEXT_CHARS + ["\u0905", "\U0001f642", "\0", "\ud800", "\uffff"]
 SPLIT_WORD = st.lists(st.sampled_from(SPLIT_CHARS), max_size=16).map("".join)
 SPLIT_WORDS = st.lists(SPLIT_WORD, max_size=40)
 
@@ -136,6 +136,7 @@ def assert_bounds_are_the_parts(splitter: BoundarySplitter, words: list[str]) ->
     if bounds is None:
         return
     points, starts, ends, first, redo = bounds
+    assert not (points == 0xFFFF).any()  # the piece table's joint: in no piece
     joined = points.tobytes().decode("utf-32-le")
     crossing = splitter._crossing
     assert redo == [k for k, w in enumerate(words) if crossing is not None and crossing.search(w)]
