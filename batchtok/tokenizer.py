@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial, reduce
 from itertools import accumulate, chain, filterfalse, repeat
 from operator import iadd
+from typing import TYPE_CHECKING
 
 from . import load_cache
 from .added_vocabulary import AddedVocabulary, read_added_tokens
@@ -49,6 +50,9 @@ from .utils.bounds import BatchSplit, PieceBounds
 from .utils.byte_level import byte_level_map, byte_level_map_many
 from .utils.gc_pause import gc_paused
 from .utils.spec import USIZE_MAX, Spec, collect_ignored
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TOP_LEVEL_KEYS = (
     "version",
@@ -542,13 +546,14 @@ class Tokenizer:
             ids: list[int] = []
             for item in plan:
                 if type(item) is str:
-                    ids += next(each)
+                    ids += _as_list(next(each))
                 else:
                     ids.append(item)
             out[at] = (ids, [])
 
-    def _fragment_ids(self, fragments: list[str]) -> list[list[int]]:
-        """The ids of each fragment (no added token in it): the pieces' bounds found by the
+    def _fragment_ids(self, fragments: list[str]) -> list[list[int] | np.ndarray]:
+        """The ids of each fragment (no added token in it), a list or a numpy int32 view of
+        the table's flat ids: the pieces' bounds found by the
         batch split about ``TABLE_CHUNK_CHARS`` at a time (their arrays stay in the CPU's
         caches), then looked up in the piece table all together (its misses tokenized
         together); what the rules leave to the regex, or the table to strings, by strings."""
@@ -601,13 +606,12 @@ class Tokenizer:
         flat, id_counts = found
         id_ends = np.append(0, np.cumsum(id_counts))
         cuts = id_ends[np.append(0, np.cumsum(np.concatenate(counts)))].tolist()
-        ids = flat.tolist()
         at = 0
         for first, b in parts:
             redo = set(b.redo)
             for t in range(len(b.first) - 1):
-                if t not in redo:
-                    out[first + t] = ids[cuts[at] : cuts[at + 1]]
+                if t not in redo:  # a view: the caller makes a list, or reads it as it is
+                    out[first + t] = flat[cuts[at] : cuts[at + 1]]
                 at += 1
 
     def _ids_by_strings(self, pieces: list[list[str]]) -> list[list[int]]:
@@ -991,10 +995,12 @@ class Tokenizer:
             for text, found in zip(texts, self._batch_sequences(texts, False)):
                 if found is None:
                     out.append(self._ids(text, None, add_special_tokens))
-                elif prefix is None:
-                    out.append(self._laid_out(found[0], None, add_special_tokens))
+                    continue
+                ids = _as_list(found[0])
+                if prefix is None:
+                    out.append(self._laid_out(ids, None, add_special_tokens))
                 else:
-                    out.append(prefix + found[0] + suffix if prefix or suffix else found[0])
+                    out.append(prefix + ids + suffix if prefix or suffix else ids)
             return out if self._padding is None else self._padding.pad_ids(out)
         for key in keys:
             ids = done.get(key)
@@ -1008,6 +1014,33 @@ class Tokenizer:
         if self._padding is not None:
             out = self._padding.pad_ids(out)
         return out
+
+    @gc_paused
+    def encode_batch_ids_flat(
+        self, texts: Iterable[str], add_special_tokens: bool = True
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`encode_batch_ids` of ``texts`` as two numpy arrays: (the ids of every text, one
+        text after another, int32; where each text's ids start, and the end, int64, one more
+        than the texts). The same ids, without a Python int or list per id where the piece
+        table found them: what a caller writing ids to a file or an Arrow column wants."""
+        import numpy as np
+
+        texts = list(texts)
+        prefix, suffix = self._affixes[add_special_tokens] if self._plain else (None, None)
+        if not self._batches or prefix is None:
+            rows = self.encode_batch_ids(texts, add_special_tokens)
+            return _flat(rows, np.fromiter(map(len, rows), np.int64, len(rows)))
+        rows = []
+        for text, found in zip(texts, self._batch_sequences(texts, False)):
+            rows.append(self._ids(text, None, add_special_tokens) if found is None else found[0])
+        lengths = np.fromiter(map(len, rows), np.int64, len(rows))
+        if prefix or suffix:
+            affixed = []
+            for ids in rows:
+                affixed += (prefix, ids, suffix)
+            lengths += len(prefix) + len(suffix)
+            rows = affixed
+        return _flat(rows, lengths)
 
     def encode(
         self,
@@ -1212,6 +1245,24 @@ def _from_state(state: dict) -> Tokenizer:
     tok.__dict__.update(state)
     tok._build_splitters(cache_entries, table_entries)
     return tok
+
+
+def _as_list(ids: list[int] | np.ndarray) -> list[int]:
+    """``ids`` as a list (the piece table gives numpy views)."""
+    return ids if type(ids) is list else ids.tolist()
+
+
+def _flat(rows: list, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(``rows`` (lists or numpy arrays of ids) one after another as int32, the offsets of
+    the texts they make, ``lengths`` ids each)."""
+    import numpy as np
+
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if not rows:
+        return np.empty(0, np.int32), offsets
+    # (an empty list is a float array to numpy: "unsafe" casts it; ids fit int32)
+    return np.concatenate(rows, dtype=np.int32, casting="unsafe"), offsets
 
 
 def _affixes(layout: list[int] | EncodeError) -> tuple[list[int] | None, list[int] | None]:

@@ -12,7 +12,8 @@ rounds (wall seconds, min and median; the machine is shared, so the min is the f
 the spread says how noisy it was):
 
 * ``engine``: load the tokenizer, read each input row group's text column
-  (``to_pylist``), ``Tokenizer.encode_batch_ids`` on it; nothing written. A row group is the
+  (``to_pylist``), ``Tokenizer.encode_batch_ids_flat`` on it (the call a worker makes: the
+  ids as one array); nothing written. A row group is the
   batch the runner encodes here (its pieces are cut at the output row groups, one per input
   row group of at most ``output.row_group_mb``), and the piece cache is sized as the job
   sizes a worker's (``run.cache_mb``): a different size changes the hit rate on distinct
@@ -25,8 +26,8 @@ Then, untimed against the peers, a **phase profile** of one 1-worker run, in thi
 (the worker forked from it, so the timers below are in the worker too): wall and CPU time
 of the parent and of the worker, and the worker's time by phase, from timers wrapped around
 the runner's functions: hashing the inputs, reading batches, the text column as Python str,
-the engine's ``encode_batch_ids``, the rest of encoding (``Encoder.encode_into`` less the
-engine: memo, ids into the output buffer), special-token and id counting, the ids and
+the engine's ``encode_batch_ids_flat``, the rest of encoding (``Encoder.encode_into`` less the
+engine: ids into the output buffer), special-token and id counting, the ids and
 counts columns, the output table, writing Parquet (zstd), closing/fsyncing/hashing/recording
 the file, and what is left of ``encode_shard``. ``--cprofile N`` adds the worker's top
 ``N`` functions by own time. Last, the piece cache's hit rate with the job's cache and with
@@ -84,11 +85,11 @@ def engine_alone(input_dir: Path, tokenizer: Path, cache_mb: float | None) -> No
             a = time.process_time()
             texts = pf.read_row_group(i, columns=["text"], use_threads=False)["text"].to_pylist()
             b = time.process_time()
-            ids = tok.encode_batch_ids(texts, True)
+            flat, _ = tok.encode_batch_ids_flat(texts, True)
             encode += time.process_time() - b
             read += b - a
             batches += 1
-            tokens += sum(map(len, ids))
+            tokens += len(flat)
     report = {
         "load_s": loaded - t0,
         "read_s": read,
@@ -124,6 +125,7 @@ PHASES: tuple[tuple[str, str, str], ...] = (
     ("batchtok.runner.worker", "texts_and_bad_rows", "text column -> str"),
     ("batchtok.runner.encode", "Encoder.encode_into", "encode_into (engine + around it)"),
     ("batchtok.tokenizer", "Tokenizer.encode_batch_ids", "engine encode_batch_ids"),
+    ("batchtok.tokenizer", "Tokenizer.encode_batch_ids_flat", "engine encode_batch_ids_flat"),
     ("batchtok.tokenizer", "Tokenizer.encode_ids_into", "engine encode_ids_into (long rows)"),
     ("batchtok.runner.encode", "SpecialCounter.count", "count special tokens"),
     ("batchtok.runner.worker", "IdCounter.count", "count ids"),
@@ -318,7 +320,11 @@ def print_profile(report: dict, size: int) -> None:
             print(f"  {phase:<40} {seconds:>7.3f} {calls:>6} {share:>7.1f}%")
     engine = sum(
         phases.get(p, [0.0])[0]
-        for p in ("engine encode_batch_ids", "engine encode_ids_into (long rows)")
+        for p in (
+            "engine encode_batch_ids",
+            "engine encode_batch_ids_flat",
+            "engine encode_ids_into (long rows)",
+        )
     )
     if shard:
         print(

@@ -460,6 +460,8 @@ class Encoder:
         self.memo: dict[str | tuple[str, str], list[int]] = {}
         self.memo_budget = memo_bytes
         self.memo_used = 0
+        # the engine's batch call that gives one flat array (a stand-in may lack it)
+        self._flat = getattr(tok, "encode_batch_ids_flat", None)
 
     def _encode_all(self, keys: list) -> list[list[int]]:
         if not keys or type(keys[0]) is str:
@@ -472,12 +474,23 @@ class Encoder:
         """Append each input's ids to ``values`` in order; returns (ids appended per input,
         None where the engine could not encode it; {index: error}).
 
-        A single text over :data:`LONG_CHARS` is encoded straight into ``values`` (the engine
+        Texts without pairs go to the engine's ``encode_batch_ids_flat`` as one batch (its
+        ids as one array, no Python int per id), not through the memo: on text that does not
+        repeat, the memo's lists and dict cost more than the piece table's hits save. A
+        single text over :data:`LONG_CHARS` is encoded straight into ``values`` (the engine
         streams its pieces), never remembered: memory stays near the text plus its ids.
         """
         long = (
             set() if pairs is not None else {i for i, t in enumerate(texts) if len(t) > LONG_CHARS}
         )
+        if pairs is None and not long and self._flat is not None:
+            try:
+                flat, offsets = self._flat(texts, self.add)
+            except Exception:  # noqa: BLE001 - the rows one by one below find the one at fault
+                pass
+            else:
+                values.frombytes(flat.astype(values.typecode, copy=False).tobytes())
+                return (offsets[1:] - offsets[:-1]).tolist(), {}
         short = [i for i in range(len(texts)) if i not in long]
         encoded, short_errors = (
             self.encode(
