@@ -25,12 +25,11 @@ since the last switch go, and a chunk's own pieces always fit.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
-from itertools import chain
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .models import hash_table
-from .models.ragged import starts_of
+from .models.ragged import ranges, starts_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,12 +69,13 @@ class PieceTable:
         points: np.ndarray,
         starts: np.ndarray,
         ends: np.ndarray,
-        compute: Callable[[list[str]], Sequence[Sequence[int]]],
+        compute: Callable[[list[str]], tuple[np.ndarray, np.ndarray]],
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """(the ids of every piece ``points[starts[k]:ends[k]]``, one piece after another; how
-        many each has), the pieces this table lacks tokenized by ``compute`` (strings -> their
-        ids, in order). None when two different pieces share a hash (see the module
-        docstring): the caller then looks the chunk up by strings."""
+        many each has), the pieces this table lacks tokenized by ``compute`` (strings -> (their
+        ids one after another, how many each has), in order). None when two different pieces
+        share a hash (see the module docstring): the caller then looks the chunk up by
+        strings."""
         import numpy as np
 
         with self._lock:
@@ -124,17 +124,16 @@ class PieceTable:
         starts: np.ndarray,
         lengths: np.ndarray,
         hashes: np.ndarray,
-        compute: Callable[[list[str]], Sequence[Sequence[int]]],
+        compute: Callable[[list[str]], tuple[np.ndarray, np.ndarray]],
     ) -> np.ndarray:
         """Keep the distinct pieces (``points`` from ``starts``, ``lengths`` long, of
         ``hashes``, none of them kept yet, room made for them), their ids from ``compute``;
         their entries."""
         import numpy as np
 
-        found = compute(strings_of(points, starts, lengths))
-        self.computed += len(found)
-        counts = np.fromiter(map(len, found), np.int64, len(found))
-        flat = np.fromiter(chain.from_iterable(found), np.int32, int(counts.sum()))
+        flat, counts = compute(strings_of(points, starts, lengths))
+        self.computed += len(counts)
+        flat = flat.astype(np.int32, copy=False)
         return self._put(hashes, points[ranges(starts, lengths)], lengths, flat, counts)
 
     def _put(
@@ -255,19 +254,6 @@ def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
         out.append(powers)
     _POWERS[:] = out
     return out[0], out[1]
-
-
-def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The positions ``starts[k], ..., starts[k] + lengths[k] - 1`` of every k, in order."""
-    import numpy as np
-
-    total = int(lengths.sum())
-    index = (
-        np.int32 if total < 1 << 31 and (not len(starts) or starts.max() < 1 << 31) else np.int64
-    )
-    out = np.repeat((starts - starts_of(lengths)).astype(index), lengths)
-    out += np.arange(total, dtype=index)
-    return out
 
 
 def same_pieces(

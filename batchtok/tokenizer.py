@@ -23,6 +23,7 @@ from .encoding import Encoding, vocab_tokens
 from .errors import EncodeError, TokenizerFileError
 from .models import BPE, Model, read_model
 from .models.bpe_boundary import BoundarySplitter
+from .models.ragged import flat_rows
 from .normalizers import Normalizer, read_normalizer
 from .padding import Padding, read_padding
 from .piece_table import ENTRY_BYTES as TABLE_ENTRY_BYTES
@@ -451,9 +452,10 @@ class Tokenizer:
             self._text_token_strings(pieces, piece_ids, start, exceptions)
 
     def _batch_sequences(
-        self, texts: list, exceptions: bool
+        self, texts: list, exceptions: bool, arrays: bool = False
     ) -> list[tuple[list, list | Callable[[], list]] | None]:
-        """(ids before post-processing, exceptions as :meth:`_extend_ids` records them, or a
+        """(ids before post-processing (with ``arrays``, a list or a numpy int32 array where the
+        piece table gave them), exceptions as :meth:`_extend_ids` records them, or a
         function computing them when the tokens are read, for a text whose ids hold
         ``_text_token_id`` (see _UnknownTexts); empty unless ``exceptions``) of each text, a
         chunk of texts at a time: their pieces split,
@@ -506,9 +508,9 @@ class Tokenizer:
             chunk.append((len(out) - 1, plan, odd))
             chars += len(text)
             if chars >= PREFILL_CHARS:
-                self._flush(chunk, wanted, out, pending, exceptions)
+                self._flush(chunk, wanted, out, pending, exceptions, arrays)
                 chunk, wanted, chars = [], set(), 0
-        self._flush(chunk, wanted, out, pending, exceptions)
+        self._flush(chunk, wanted, out, pending, exceptions, arrays)
         return out
 
     def _flush(
@@ -518,13 +520,14 @@ class Tokenizer:
         out: list[tuple[list, list | Callable[[], list]] | None],
         pending: _UnknownTexts | None,
         exceptions: bool,
+        arrays: bool = False,
     ) -> None:
         """The ids of a chunk of :meth:`_batch_sequences`' plans into ``out``: by the piece
         table when the pieces come as arrays and only ids are wanted, else by strings."""
         if self._split_many is None:
             self._assemble(chunk, wanted, out, pending)
         elif self._piece_table is not None and not exceptions:
-            self._assemble_from_table(chunk, out)
+            self._assemble_from_table(chunk, out, arrays)
         else:
             self._assemble(chunk, self._split_plans(chunk), out, pending)
 
@@ -532,28 +535,35 @@ class Tokenizer:
         self,
         chunk: list[tuple[int, list, list]],
         out: list[tuple[list, list | Callable[[], list]] | None],
+        arrays: bool,
     ) -> None:
         """:meth:`_assemble` of plans holding whole fragments (see :meth:`_split_plans`),
-        their ids found by :meth:`_fragment_ids`; no exceptions are wanted."""
+        their ids found by :meth:`_fragment_ids` (``arrays``: see there); no exceptions are
+        wanted."""
         found = self._fragment_ids(
-            [item for _, plan, _ in chunk for item in plan if type(item) is str]
+            [item for _, plan, _ in chunk for item in plan if type(item) is str], arrays
         )
         each = iter(found)
         for at, plan, _ in chunk:
             if len(plan) == 1 and type(plan[0]) is str:  # a text without added tokens
                 out[at] = (next(each), [])
                 continue
+            if arrays:  # (numpy reads a list of ids as an array)
+                parts = [next(each) if type(item) is str else (item,) for item in plan]
+                out[at] = (_joined(parts), [])
+                continue
             ids: list[int] = []
             for item in plan:
                 if type(item) is str:
-                    ids += _as_list(next(each))
+                    ids += next(each)
                 else:
                     ids.append(item)
             out[at] = (ids, [])
 
-    def _fragment_ids(self, fragments: list[str]) -> list[list[int] | np.ndarray]:
-        """The ids of each fragment (no added token in it), a list or a numpy int32 view of
-        the table's flat ids: the pieces' bounds found by the
+    def _fragment_ids(self, fragments: list[str], arrays: bool) -> list[list[int] | np.ndarray]:
+        """The ids of each fragment (no added token in it), a list (with ``arrays``, where the
+        table found them, a numpy int32 view of its flat ids instead): the pieces' bounds found
+        by the
         batch split about ``TABLE_CHUNK_CHARS`` at a time (their arrays stay in the CPU's
         caches), then looked up in the piece table all together (its misses tokenized
         together); what the rules leave to the regex, or the table to strings, by strings."""
@@ -570,7 +580,7 @@ class Tokenizer:
                     parts.append((start, bounds))
                 start, chars = end, 0
         if parts:
-            self._table_ids(parts, out)
+            self._table_ids(parts, out, arrays)
         left = [t for t, ids in enumerate(out) if ids is None]
         if left:
             pieces = split.split_prepared([texts[t] for t in left])
@@ -578,7 +588,7 @@ class Tokenizer:
                 out[t] = ids
         return out
 
-    def _table_ids(self, parts: list[tuple[int, PieceBounds]], out: list) -> None:
+    def _table_ids(self, parts: list[tuple[int, PieceBounds]], out: list, arrays: bool) -> None:
         """The ids of the texts of ``parts`` ((index in ``out`` of the first text, the bounds
         of its chunk's pieces)) from the piece table, into ``out``; the texts the rules
         leave to the regex are left None, and all are when the table cannot take them."""
@@ -599,19 +609,20 @@ class Tokenizer:
             ends.append(b.ends[keep] + offset)
             counts.append(n)
         found = self._piece_table.ids(
-            points, np.concatenate(starts), np.concatenate(ends), self._tokenize_misses
+            points, np.concatenate(starts), np.concatenate(ends), self._tokenize_misses_flat
         )
         if found is None:  # two pieces of one hash: all by strings
             return
         flat, id_counts = found
         id_ends = np.append(0, np.cumsum(id_counts))
         cuts = id_ends[np.append(0, np.cumsum(np.concatenate(counts)))].tolist()
+        ids = flat if arrays else flat.tolist()  # (a view of flat per text, or a list)
         at = 0
         for first, b in parts:
             redo = set(b.redo)
             for t in range(len(b.first) - 1):
-                if t not in redo:  # a view: the caller makes a list, or reads it as it is
-                    out[first + t] = flat[cuts[at] : cuts[at + 1]]
+                if t not in redo:
+                    out[first + t] = ids[cuts[at] : cuts[at + 1]]
                 at += 1
 
     def _ids_by_strings(self, pieces: list[list[str]]) -> list[list[int]]:
@@ -627,6 +638,30 @@ class Tokenizer:
                 cache.put_many(todo, found)
         lookup = cache.__getitem__
         return [reduce(iadd, map(lookup, plan), []) for plan in pieces]
+
+    def _tokenize_misses_flat(self, pieces: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_tokenize_misses` as arrays (the ids one piece after another, how many each
+        piece has): by the model's ``tokenize_many_flat`` where it has one (no list or tuple
+        per piece) and composing runs would not pay, else from the lists."""
+        flat_call = getattr(self.model, "tokenize_many_flat", None)
+        if (
+            flat_call is not None
+            and len(pieces) >= PREFILL_MIN
+            and (self._compose is None or not self._boundary.worth_composing(pieces))
+        ):
+            piece_map = self._piece_map
+            try:
+                if piece_map is None:
+                    words = pieces
+                elif piece_map is byte_level_map:
+                    words = byte_level_map_many(pieces)
+                else:
+                    words = list(map(piece_map, pieces))
+                if all(words):  # (an empty word's ids are none, whatever the model says)
+                    return flat_call(words)
+            except Exception:  # noqa: BLE001 - the lists below raise it in order
+                pass
+        return flat_rows(self._tokenize_misses(pieces))
 
     def _tokenize_misses(self, pieces: list[str]) -> list[tuple[int, ...]]:
         """The ids of pieces no cache holds, tokenized together when there are enough of
@@ -995,12 +1030,10 @@ class Tokenizer:
             for text, found in zip(texts, self._batch_sequences(texts, False)):
                 if found is None:
                     out.append(self._ids(text, None, add_special_tokens))
-                    continue
-                ids = _as_list(found[0])
-                if prefix is None:
-                    out.append(self._laid_out(ids, None, add_special_tokens))
+                elif prefix is None:
+                    out.append(self._laid_out(found[0], None, add_special_tokens))
                 else:
-                    out.append(prefix + ids + suffix if prefix or suffix else ids)
+                    out.append(prefix + found[0] + suffix if prefix or suffix else found[0])
             return out if self._padding is None else self._padding.pad_ids(out)
         for key in keys:
             ids = done.get(key)
@@ -1031,7 +1064,7 @@ class Tokenizer:
             rows = self.encode_batch_ids(texts, add_special_tokens)
             return _flat(rows, np.fromiter(map(len, rows), np.int64, len(rows)))
         rows = []
-        for text, found in zip(texts, self._batch_sequences(texts, False)):
+        for text, found in zip(texts, self._batch_sequences(texts, False, True)):
             rows.append(self._ids(text, None, add_special_tokens) if found is None else found[0])
         lengths = np.fromiter(map(len, rows), np.int64, len(rows))
         if prefix or suffix:
@@ -1247,9 +1280,14 @@ def _from_state(state: dict) -> Tokenizer:
     return tok
 
 
-def _as_list(ids: list[int] | np.ndarray) -> list[int]:
-    """``ids`` as a list (the piece table gives numpy views)."""
-    return ids if type(ids) is list else ids.tolist()
+def _joined(parts: list) -> np.ndarray:
+    """``parts`` (numpy arrays, lists and tuples of ids) one after another, int32."""
+    import numpy as np
+
+    if not parts:
+        return np.empty(0, np.int32)
+    # (an empty list is a float array to numpy: "unsafe" casts it; ids fit int32)
+    return np.concatenate(parts, dtype=np.int32, casting="unsafe")
 
 
 def _flat(rows: list, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1259,10 +1297,7 @@ def _flat(rows: list, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     offsets = np.zeros(len(lengths) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    if not rows:
-        return np.empty(0, np.int32), offsets
-    # (an empty list is a float array to numpy: "unsafe" casts it; ids fit int32)
-    return np.concatenate(rows, dtype=np.int32, casting="unsafe"), offsets
+    return _joined(rows), offsets
 
 
 def _affixes(layout: list[int] | EncodeError) -> tuple[list[int] | None, list[int] | None]:

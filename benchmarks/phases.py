@@ -15,7 +15,8 @@ first, as a worker's are after its first):
 * ``split``: the pre-tokenizer's pieces (its boundary rules, its regex, or the boundary
   splitter);
 * ``map``: the pre-tokenizer's final mapping of the pieces the cache lacks (ByteLevel's bytes);
-* ``merges``: the model's tokenization of those pieces (``Model.tokenize_many``);
+* ``merges``: the model's tokenization of those pieces (``Model.tokenize_many``, or
+  ``tokenize_many_flat`` where the model has it);
 * ``rest``: everything else: the cache's look-ups, the misses found, the ids assembled.
 
 Beside them: ``tiktoken`` (``encode_ordinary_batch``, one thread) for byte-level files, the
@@ -71,13 +72,18 @@ def _instrumented(tok: Any, clock: _Clock) -> None:
     elif split_many is not None:
         tok._split_many = clock.wrap("split", split_many)
     tok._split = clock.wrap("split", tok._split)
-    model_many = tok.model.tokenize_many
+    # the lists' batch call and the arrays' (the piece table's misses; a checkout without it
+    # has only the first), each counting the words it merges
+    for name in ("tokenize_many", "tokenize_many_flat"):
+        model_many = getattr(tok.model, name, None)
+        if model_many is None:
+            continue
 
-    def counted(words: list[str]) -> Any:
-        clock.misses += len(words)
-        return model_many(words)
+        def counted(words: list[str], model_many: Callable[..., Any] = model_many) -> Any:
+            clock.misses += len(words)
+            return model_many(words)
 
-    tok.model.tokenize_many = clock.wrap("merges", counted)
+        setattr(tok.model, name, clock.wrap("merges", counted))
 
 
 def _phases(tokenizer_cls: Any, path: str, docs: list[str]) -> tuple[dict[str, float], int]:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import batchtok.piece_table as piece_table
 from batchtok import Tokenizer
+from batchtok.models.ragged import flat_rows
 from batchtok.piece_table import PieceTable, strings_of
 from tests.pre_tokenizers.test_boundary_rules_gpt2 import GPT2
 from tests.support import adversarial, corpora
@@ -42,10 +43,10 @@ def arrays(pieces: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def look_up(table: PieceTable, pieces: list[str]) -> list[tuple[int, ...]] | None:
     asked: list[list[str]] = []
 
-    def compute(strings: list[str]) -> list[tuple[int, ...]]:
+    def compute(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
         asked.append(strings)
         assert len(set(strings)) == len(strings)  # each miss computed once a call
-        return [ids_of(s) for s in strings]
+        return flat_rows([ids_of(s) for s in strings])
 
     found = table.ids(*arrays(pieces), compute)
     if found is None:
@@ -118,9 +119,9 @@ def test_entries_read_since_the_last_generation_are_kept() -> None:
     table = PieceTable(4)
     computed: list[str] = []
 
-    def compute(strings: list[str]) -> list[tuple[int, ...]]:
+    def compute(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
         computed.extend(strings)
-        return [ids_of(s) for s in strings]
+        return flat_rows([ids_of(s) for s in strings])
 
     for pieces in (["a", "b", "c"], ["a", "d"], ["a", "e", "f"], ["a"]):
         table.ids(*arrays(pieces), compute)

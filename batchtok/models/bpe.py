@@ -20,9 +20,9 @@ from ..utils.json_numbers import as_serde_f32
 from ..utils.spec import Spec
 from . import hash_table
 from .base import Model, read_vocab, refuse_shared_ids
-from .bpe_batch import MAX_SYMBOLS, PairTable, merge_words
+from .bpe_batch import MAX_SYMBOLS, PairTable, merge_words, merge_words_flat
 from .bpe_boundary import CharCut, PairCut
-from .ragged import code_points, lengths_of, starts_of, with_bytes
+from .ragged import code_points, flat_rows, gathered, lengths_of, starts_of, with_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -264,14 +264,81 @@ class BPE(Model):
         return list(map(found.__getitem__, np.argsort(order).tolist()))
 
     def _merge_chunk(self, batch: list[str], lengths: np.ndarray) -> list[Sequence[int] | None]:
-        """:meth:`_merge_together` of one chunk (``lengths``: its words' lengths). A word
-        whose chars are all vocab tokens starts as their ids, read for the whole chunk at
-        once, and so does one with chars that fall back to their bytes when every byte has
-        its token (:func:`.ragged.with_bytes`); one with other chars (unknown) starts as
-        :meth:`_symbols`, as :meth:`tokenize` merges it."""
+        """:meth:`_merge_together` of one chunk (``lengths``: its words' lengths)."""
+        out: list[Sequence[int] | None] = [None] * len(batch)
+        where, sym, counts = self._chunk_symbols(batch, lengths, out)
+        if where:
+            table = self._batch_tables()[0]
+            for k, found in zip(where, merge_words(table, self.stride, sym, counts)):
+                out[k] = found
+        return out
+
+    def tokenize_many_flat(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`tokenize_many` as arrays: (the ids of every word, one word after another;
+        how many each has), without a list or tuple per word where the words merge together."""
         import numpy as np
 
-        table, chars = self._batch_tables()
+        n = len(words)
+        if self.prefix or self.suffix or n < _BATCH_MIN:
+            return flat_rows([self.tokenize(w) for w in words])
+        # (which words, their ids one word after another, how many each)
+        groups: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        todo = np.arange(n)
+        if self.ignore_merges:  # a word in the vocab is its id (as tokenize has it)
+            whole = np.fromiter(map(self.vocab.get, words, repeat(-1)), np.int64, n)
+            known = whole >= 0
+            groups.append((todo[known], whole[known], np.ones(int(known.sum()), np.int64)))
+            todo = todo[~known]
+        lengths = lengths_of(words)[todo]
+        merging = lengths >= 2  # a shorter word has no merge: tokenize
+        alone = todo[~merging].tolist()
+        todo, lengths = todo[merging], lengths[merging]
+        order = np.argsort(-lengths, kind="stable")
+        todo, lengths = todo[order], lengths[order]
+        ends = np.cumsum(lengths)
+        cuts = np.unique(
+            np.searchsorted(
+                ends, np.arange(_CHUNK_CHARS, int(ends[-1]) if len(ends) else 0, _CHUNK_CHARS)
+            )
+        )
+        table = self._batch_tables()[0]
+        for chunk, chunk_lengths in zip(
+            np.split(todo, cuts[cuts > 0]), np.split(lengths, cuts[cuts > 0])
+        ):
+            batch = list(map(words.__getitem__, chunk.tolist()))
+            out: list[Sequence[int] | None] = [None] * len(batch)
+            where, sym, counts = self._chunk_symbols(batch, chunk_lengths, out)
+            if where:
+                groups.append((chunk[where], *merge_words_flat(table, self.stride, sym, counts)))
+            taken = set(where)
+            for k, ids in enumerate(out):
+                if k in taken:
+                    continue
+                if ids is None:
+                    alone.append(int(chunk[k]))
+                else:
+                    groups.append(
+                        (chunk[k : k + 1], np.asarray(ids, np.int64), np.array([len(ids)]))
+                    )
+        if alone:
+            flat, counts = flat_rows([self.tokenize(words[k]) for k in alone])
+            groups.append((np.array(alone, np.int64), flat, counts))
+        return gathered(groups, n)
+
+    def _chunk_symbols(
+        self, batch: list[str], lengths: np.ndarray, out: list[Sequence[int] | None]
+    ) -> tuple[list[int], np.ndarray, np.ndarray]:
+        """Of a chunk of words (``lengths``: theirs): (the words :func:`merge_words` takes,
+        their initial symbols one word after another, how many each has); the ids of a word of
+        fewer than two symbols set in ``out``. A word whose chars are all vocab tokens starts
+        as their ids, read for the whole chunk at once, and so does one with chars that fall
+        back to their bytes when every byte has its token (:func:`.ragged.with_bytes`); one
+        with other chars (unknown) starts as :meth:`_symbols`, as :meth:`tokenize` merges
+        it. A word left out of both (too many symbols, an unk token not in the vocab) is
+        :meth:`tokenize`'s."""
+        import numpy as np
+
+        chars = self._batch_tables()[1]
         points = code_points("".join(batch))
         ids = chars[np.minimum(points, len(chars) - 1)]
         starts = starts_of(lengths)
@@ -295,10 +362,7 @@ class BPE(Model):
                 where += more
                 sym = np.concatenate([sym, np.array(more_ids, dtype=sym.dtype)])
                 counts = np.concatenate([counts, np.array(more_counts, dtype=counts.dtype)])
-        if where:
-            for k, found in zip(where, merge_words(table, self.stride, sym, counts)):
-                out[k] = found
-        return out
+        return where, sym, counts
 
     def byte_fallback_ids(self) -> tuple[int, ...] | None:
         """The ids of the 256 byte-fallback tokens, by byte, when ``byte_fallback`` is on and

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import hash_table
-from .ragged import split, starts_of
+from .ragged import ranges, split, starts_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -61,6 +61,16 @@ def merge_words(
 ) -> list[tuple[int, ...]]:
     """The merged ids of each word: ``sym`` holds the ids of the words' initial symbols one
     word after another, ``lengths`` how many each has (2 to MAX_SYMBOLS)."""
+    flat, counts = merge_words_flat(table, stride, sym, lengths)
+    # tuples, which the piece cache keeps as they are
+    return split(tuple(flat.tolist()), counts.tolist())
+
+
+def merge_words_flat(
+    table: PairTable, stride: int, sym: np.ndarray, lengths: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`merge_words` as arrays: (the merged ids of every word, one word after another,
+    int64; how many each word has)."""
     import numpy as np
 
     # Longest words first: a word of n symbols merges at most n - 1 times, so the words still
@@ -116,6 +126,9 @@ def merge_words(
             packed = table.lookup(sym[lefts] * stride + sym[rights])
             new[lefts] = packed & 0xFFFFFFFF
             key[lefts] = np.where(packed < 0, _NONE, (packed >> 32) << SHIFT | in_word[lefts])
-    # tuples, which the piece cache keeps as they are
-    merged = split(tuple(sym[alive].tolist()), np.add.reduceat(alive, starts).tolist())
-    return list(map(merged.__getitem__, np.argsort(order).tolist()))
+    # back to the words' own order: sorted word k's ids go where word order[k]'s start
+    counts = np.empty(len(lengths), np.int64)
+    counts[order] = np.add.reduceat(alive, starts)
+    out = np.empty(int(counts.sum()), np.int64)
+    out[ranges(starts_of(counts)[order], counts[order])] = sym[alive]
+    return out, counts

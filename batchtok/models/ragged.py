@@ -4,6 +4,8 @@ the layout the batched models (:mod:`.bpe_batch`, :mod:`.unigram_batch`,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -34,6 +36,44 @@ def starts_of(lengths: np.ndarray) -> np.ndarray:
     starts = np.zeros(len(lengths), dtype=np.int64)
     np.cumsum(lengths[:-1], out=starts[1:])
     return starts
+
+
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The positions ``starts[k], ..., starts[k] + lengths[k] - 1`` of every k, in order."""
+    import numpy as np
+
+    total = int(lengths.sum())
+    index = (
+        np.int32 if total < 1 << 31 and (not len(starts) or starts.max() < 1 << 31) else np.int64
+    )
+    out = np.repeat((starts - starts_of(lengths)).astype(index), lengths)
+    out += np.arange(total, dtype=index)
+    return out
+
+
+def flat_rows(rows: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(the ids of ``rows`` one row after another, int64; how many each row has)."""
+    import numpy as np
+
+    counts = np.fromiter(map(len, rows), np.int64, len(rows))
+    return np.fromiter(chain.from_iterable(rows), np.int64, int(counts.sum())), counts
+
+
+def gathered(
+    groups: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``n`` words in order, as :func:`flat_rows` gives them, from ``groups``:
+    (which words, their ids one after another, how many each has), every word in one group."""
+    import numpy as np
+
+    counts = np.zeros(n, np.int64)
+    for which, _, group_counts in groups:
+        counts[which] = group_counts
+    starts = starts_of(counts)
+    out = np.empty(int(counts.sum()), np.int64)
+    for which, ids, group_counts in groups:
+        out[ranges(starts[which], group_counts)] = ids
+    return out, counts
 
 
 # the first byte of a char's UTF-8 by its length in bytes (1 to 4)

@@ -62,6 +62,14 @@ def _words(draw, texts: list[str]) -> list[str]:
     return texts + long + draw(st.lists(st.just(""), max_size=1))
 
 
+def assert_many_as_one_by_one(model, words: list[str], expected: list[list[int]]) -> None:
+    """tokenize_many, and tokenize_many_flat (its arrays), give each word's own ids."""
+    assert list(map(list, model.tokenize_many(words))) == expected
+    flat, counts = model.tokenize_many_flat(words)
+    assert counts.tolist() == list(map(len, expected))
+    assert flat.tolist() == [i for ids in expected for i in ids]
+
+
 # Keys from a narrow range as well as anywhere: clustered keys share home slots and build
 # long probe runs, including runs that wrap around the end of the table.
 _PAIR_KEYS = st.one_of(st.integers(0, 64), st.integers(0, 2**40))
@@ -92,7 +100,7 @@ def test_sentencepiece_like_words_merge_together_as_one_by_one(data, file):
     model = batchtok.Tokenizer.from_str(text).model
     expected = [model.tokenize(w) for w in batch]
     with _batched(chunk_chars=data.draw(_CHUNK_CHARS)):
-        assert list(map(list, model.tokenize_many(batch))) == expected
+        assert_many_as_one_by_one(model, batch, expected)
 
 
 @long_examples(1500)
@@ -104,7 +112,7 @@ def test_byte_level_words_merge_together_as_one_by_one(data, file):
     batch = _words(data.draw, batch)
     expected = [tok.model.tokenize(w) for w in batch]
     with _batched(chunk_chars=data.draw(_CHUNK_CHARS)):
-        assert list(map(list, tok.model.tokenize_many(batch))) == expected
+        assert_many_as_one_by_one(tok.model, batch, expected)
 
 
 @long_examples(300)
@@ -175,7 +183,7 @@ def test_words_that_fall_back_to_bytes_merge_together_as_one_by_one(data, file):
     assert counts.tolist() == list(map(len, expected))
     assert symbols.tolist() == [i for ids in expected for i in ids]
     with _batched(chunk_chars=data.draw(_CHUNK_CHARS)):
-        assert list(map(list, model.tokenize_many(words))) == [model.tokenize(w) for w in words]
+        assert_many_as_one_by_one(model, words, [model.tokenize(w) for w in words])
 
 
 @long_examples(200)
@@ -274,13 +282,13 @@ def test_real_files_batch_their_misses_and_match_the_oracle(name, monkeypatch):
     misses of a fresh tokenizer are batched, and the ids equal the oracle's."""
 
     def spy(tok, calls) -> None:
-        merge = tok.model._merge_together
+        symbols = tok.model._chunk_symbols  # read by the list and the flat batch alike
 
-        def merge_and_count(batch):
-            found = merge(batch)
-            calls.extend(1 for ids in found if ids is not None)  # words merged in numpy
+        def symbols_and_count(*args):
+            found = symbols(*args)
+            calls.extend(found[0])  # words merged in numpy
             return found
 
-        monkeypatch.setattr(tok.model, "_merge_together", merge_and_count)
+        monkeypatch.setattr(tok.model, "_chunk_symbols", symbols_and_count)
 
     assert_real_file_batches(name, spy, seed=5, encodings=tier.count(200, 40))
