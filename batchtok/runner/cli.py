@@ -148,7 +148,7 @@ def _fail_usage(exc: JobError) -> None:
     help="Seconds between logged progress lines when not on a terminal.",
 )
 def run(job, verify, quiet, log_format, progress, progress_interval) -> None:
-    """Tokenize the Parquet inputs of JOB_FILE into its output directory.
+    """Tokenize the Parquet and JSON Lines inputs of JOB_FILE into its output directory.
 
     Shards already complete under the same cache key (text content, tokenizer bytes, engine
     version, options, output format) are skipped, so re-running is cheap and resumes after a

@@ -306,7 +306,8 @@ SETTINGS: tuple[Setting, ...] = (
         "none",
         _pack_length,
         "Pack each file's documents (with their EOS) into rows of exactly this many ids, in "
-        'order; "none" keeps one row per document. Packed Parquet holds only the ids.',
+        'order; "none" keeps one row per document. Packed Parquet holds the ids and count '
+        "columns only.",
     ),
     Setting(
         "output.pack_keep_last",

@@ -6,7 +6,7 @@ this machine, peak worker RSS over a small-row run, for one 6 MB ASCII row: 162 
 (27x the row: every piece a Python str, every id a list slot), 79 MB after; for 50 MB, 922
 MB before, 494 MB after. What remains is the Arrow reader's copy, the text as a Python
 str and pyarrow's writer, which buffers a record's levels and values whole (~16 bytes an
-id for one huge list value): see the README's "What can go wrong".
+id for one huge list value): see "Long rows" in docs/jobs.md.
 """
 
 from __future__ import annotations
