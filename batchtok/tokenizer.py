@@ -649,14 +649,8 @@ class Tokenizer:
             and len(pieces) >= PREFILL_MIN
             and (self._compose is None or not self._boundary.worth_composing(pieces))
         ):
-            piece_map = self._piece_map
             try:
-                if piece_map is None:
-                    words = pieces
-                elif piece_map is byte_level_map:
-                    words = byte_level_map_many(pieces)
-                else:
-                    words = list(map(piece_map, pieces))
+                words = self._mapped(pieces)
                 if all(words):  # (an empty word's ids are none, whatever the model says)
                     return flat_call(words)
             except Exception:  # noqa: BLE001 - the lists below raise it in order
@@ -680,21 +674,25 @@ class Tokenizer:
         composed.update(zip(todo, found))
         return list(map(composed.__getitem__, pieces))
 
+    def _mapped(self, pieces: list[str]) -> list[str]:
+        """The words the model reads for ``pieces``: the pre-tokenizer's final map of each
+        (ByteLevel's for all at once), or the pieces themselves."""
+        piece_map = self._piece_map
+        if piece_map is None:
+            return pieces
+        if piece_map is byte_level_map:
+            return byte_level_map_many(pieces)
+        return list(map(piece_map, pieces))
+
     def _tokenize_many(
         self, pieces: list[str], pending: _UnknownTexts | None
     ) -> list[tuple[int, ...]] | None:
         """The ids of ``pieces`` by the model's batch call (the strings it read of unknown
         text kept in ``pending``); None when it raised: each piece's own call raises it."""
-        piece_map = self._piece_map
-        if piece_map is None:
-            words = pieces
-        elif piece_map is byte_level_map:
-            try:
-                words = byte_level_map_many(pieces)
-            except UnicodeError:  # the map of that piece raises it (in the one-by-one path)
-                return None
-        else:
-            words = list(map(piece_map, pieces))
+        try:
+            words = self._mapped(pieces)
+        except UnicodeError:  # the map of that piece raises it (in the one-by-one path)
+            return None
         try:
             if pending is not None:
                 # the strings of the unknown text the model reads on the way, kept for

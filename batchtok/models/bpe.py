@@ -63,6 +63,18 @@ def _merges_maybe(word: str) -> bool:
 _CHUNK_CHARS = 1 << 15
 
 
+def _length_chunks(lengths: np.ndarray) -> list[np.ndarray]:
+    """The indices of words of ``lengths``, longest first, cut into chunks of about
+    :data:`_CHUNK_CHARS` chars (see :meth:`BPE._merge_together`)."""
+    import numpy as np
+
+    order = np.argsort(-lengths, kind="stable")
+    ends = np.cumsum(lengths[order])
+    last = int(ends[-1]) if len(ends) else 0
+    cuts = np.searchsorted(ends, np.arange(_CHUNK_CHARS, last, _CHUNK_CHARS))
+    return np.split(order, np.unique(cuts[cuts > 0]))
+
+
 class MergeStep(NamedTuple):
     """One merge BPE applied: ``left`` and ``right`` (symbols ``at`` and ``at + 1``) became
     ``merged``; ``rank``: the merge's line in the file's ``merges`` (0 first)."""
@@ -255,13 +267,11 @@ class BPE(Model):
         lengths = lengths_of(batch)
         if int(lengths.sum()) <= _CHUNK_CHARS:
             return self._merge_chunk(batch, lengths)
-        order = np.argsort(-lengths, kind="stable")
-        ends = np.cumsum(lengths[order])
-        cuts = np.searchsorted(ends, np.arange(_CHUNK_CHARS, int(ends[-1]), _CHUNK_CHARS))
+        chunks = _length_chunks(lengths)
         found: list[Sequence[int] | None] = []
-        for chunk in np.split(order, np.unique(cuts[cuts > 0])):
+        for chunk in chunks:
             found += self._merge_chunk(list(map(batch.__getitem__, chunk.tolist())), lengths[chunk])
-        return list(map(found.__getitem__, np.argsort(order).tolist()))
+        return list(map(found.__getitem__, np.argsort(np.concatenate(chunks)).tolist()))
 
     def _merge_chunk(self, batch: list[str], lengths: np.ndarray) -> list[Sequence[int] | None]:
         """:meth:`_merge_together` of one chunk (``lengths``: its words' lengths)."""
@@ -293,21 +303,12 @@ class BPE(Model):
         merging = lengths >= 2  # a shorter word has no merge: tokenize
         alone = todo[~merging].tolist()
         todo, lengths = todo[merging], lengths[merging]
-        order = np.argsort(-lengths, kind="stable")
-        todo, lengths = todo[order], lengths[order]
-        ends = np.cumsum(lengths)
-        cuts = np.unique(
-            np.searchsorted(
-                ends, np.arange(_CHUNK_CHARS, int(ends[-1]) if len(ends) else 0, _CHUNK_CHARS)
-            )
-        )
         table = self._batch_tables()[0]
-        for chunk, chunk_lengths in zip(
-            np.split(todo, cuts[cuts > 0]), np.split(lengths, cuts[cuts > 0])
-        ):
+        for in_todo in _length_chunks(lengths):
+            chunk = todo[in_todo]
             batch = list(map(words.__getitem__, chunk.tolist()))
             out: list[Sequence[int] | None] = [None] * len(batch)
-            where, sym, counts = self._chunk_symbols(batch, chunk_lengths, out)
+            where, sym, counts = self._chunk_symbols(batch, lengths[in_todo], out)
             if where:
                 groups.append((chunk[where], *merge_words_flat(table, self.stride, sym, counts)))
             taken = set(where)
