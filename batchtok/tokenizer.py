@@ -1054,24 +1054,14 @@ class Tokenizer:
         text after another, int32; where each text's ids start, and the end, int64, one more
         than the texts). The same ids, without a Python int or list per id where the piece
         table found them: what a caller writing ids to a file or an Arrow column wants."""
-        import numpy as np
-
         texts = list(texts)
         prefix, suffix = self._affixes[add_special_tokens] if self._plain else (None, None)
         if not self._batches or prefix is None:
-            rows = self.encode_batch_ids(texts, add_special_tokens)
-            return _flat(rows, np.fromiter(map(len, rows), np.int64, len(rows)))
+            return _flat(self.encode_batch_ids(texts, add_special_tokens))
         rows = []
         for text, found in zip(texts, self._batch_sequences(texts, False, True)):
             rows.append(self._ids(text, None, add_special_tokens) if found is None else found[0])
-        lengths = np.fromiter(map(len, rows), np.int64, len(rows))
-        if prefix or suffix:
-            affixed = []
-            for ids in rows:
-                affixed += (prefix, ids, suffix)
-            lengths += len(prefix) + len(suffix)
-            rows = affixed
-        return _flat(rows, lengths)
+        return _flat(rows, prefix, suffix)
 
     def encode(
         self,
@@ -1288,11 +1278,17 @@ def _joined(parts: list) -> np.ndarray:
     return np.concatenate(parts, dtype=np.int32, casting="unsafe")
 
 
-def _flat(rows: list, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(``rows`` (lists or numpy arrays of ids) one after another as int32, the offsets of
-    the texts they make, ``lengths`` ids each)."""
+def _flat(
+    rows: list, prefix: list[int] | None = None, suffix: list[int] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(``rows`` (lists or numpy arrays of ids), each between ``prefix`` and ``suffix``, one
+    after another as int32; the offsets of the rows in it, and its end, int64)."""
     import numpy as np
 
+    lengths = np.fromiter(map(len, rows), np.int64, len(rows))
+    if prefix or suffix:
+        lengths += len(prefix or ()) + len(suffix or ())
+        rows = [part for ids in rows for part in (prefix or (), ids, suffix or ())]
     offsets = np.zeros(len(lengths) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return _joined(rows), offsets
