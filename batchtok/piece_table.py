@@ -247,10 +247,15 @@ def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
     size = 1 << max(16, (n - 1).bit_length())
     out = []
     for base in (_BASE, pow(_BASE, -1, 1 << 64)):
+        # by doubling: the powers from k to 2k are those below k times base ** k (a running
+        # product, multiply.accumulate, is ~10 times slower: 0.1 s for a 4 MB chunk)
         powers = np.empty(size, np.uint64)
         powers[0] = 1
+        k = 1
         with np.errstate(over="ignore"):
-            np.multiply.accumulate(np.full(size - 1, base, np.uint64), out=powers[1:])
+            while k < size:
+                np.multiply(powers[:k], np.uint64(pow(base, k, 1 << 64)), out=powers[k : 2 * k])
+                k *= 2
         out.append(powers)
     _POWERS[:] = out
     return out[0], out[1]
