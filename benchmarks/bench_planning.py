@@ -168,11 +168,11 @@ def driver_memory(job_path: str, trace: bool) -> None:
     RSS and (``trace``) tracemalloc size, and the shard count."""
     import tracemalloc
 
-    from batchtok.runner.cache import Records, hash_row_groups, memo_hashes
     from batchtok.runner.job import load_job
-    from batchtok.runner.plan import hash_spec, resolve, text_columns
-    from batchtok.runner.prepare import prepare, state_dir
-    from batchtok.runner.tasks import shard_task
+    from batchtok.runner.plan.keys import Records, hash_row_groups, memo_hashes
+    from batchtok.runner.plan.prepare import prepare, state_dir
+    from batchtok.runner.plan.states import hash_spec, resolve, text_columns
+    from batchtok.runner.plan.tasks import shard_task
 
     job = load_job(job_path)
     import pyarrow.parquet  # noqa: F401 - imported before the baseline, as a run has it
@@ -304,7 +304,7 @@ def tiny_driver(args: argparse.Namespace) -> dict:
 
 def hashing(mb: float) -> dict:
     """MB of text per CPU second (and per wall second) of hash_row_groups on real text."""
-    from batchtok.runner.cache import hash_row_groups
+    from batchtok.runner.plan.keys import hash_row_groups
     from benchmarks.bench_runner import text_bytes
 
     input_dir = build_input(mb, "distinct")

@@ -119,27 +119,31 @@ def engine_cmd(input_dir: Path, tokenizer: Path, cache_mb: float | None) -> list
 
 # (module, attribute path, phase): the functions whose time is a phase of the worker
 PHASES: tuple[tuple[str, str, str], ...] = (
-    ("batchtok.runner.worker", "hash_file", "hash inputs (task)"),
-    ("batchtok.runner.worker", "encode_shard", "encode shard (task, all of it)"),
-    ("batchtok.runner.worker", "assemble_file", "join parts (task)"),
-    ("batchtok.runner.worker", "texts_and_bad_rows", "text column -> str"),
-    ("batchtok.runner.encode", "Encoder.encode_into", "encode_into (engine + around it)"),
+    ("batchtok.runner.exec.worker", "hash_file", "hash inputs (task)"),
+    ("batchtok.runner.exec.worker", "encode_shard", "encode shard (task, all of it)"),
+    ("batchtok.runner.exec.worker", "assemble_file", "join parts (task)"),
+    ("batchtok.runner.exec.worker", "texts_and_bad_rows", "text column -> str"),
+    ("batchtok.runner.exec.encode", "Encoder.encode_into", "encode_into (engine + around it)"),
     ("batchtok.tokenizer", "Tokenizer.encode_batch_ids", "engine encode_batch_ids"),
     ("batchtok.tokenizer", "Tokenizer.encode_batch_ids_flat", "engine encode_batch_ids_flat"),
     ("batchtok.tokenizer", "Tokenizer.encode_ids_into", "engine encode_ids_into (long rows)"),
-    ("batchtok.runner.encode", "SpecialCounter.count", "count special tokens"),
-    ("batchtok.runner.worker", "IdCounter.count", "count ids"),
-    ("batchtok.runner.worker", "TokenStats.add_documents", "token stats of rows"),
-    ("batchtok.runner.worker", "list_arrays", "ids + counts columns"),
-    ("batchtok.runner.worker", "_text_bytes", "text bytes (x2 a batch)"),
+    ("batchtok.runner.exec.encode", "SpecialCounter.count", "count special tokens"),
+    ("batchtok.runner.exec.worker", "IdCounter.count", "count ids"),
+    ("batchtok.runner.exec.worker", "TokenStats.add_documents", "token stats of rows"),
+    ("batchtok.runner.exec.worker", "list_arrays", "ids + counts columns"),
+    ("batchtok.runner.exec.worker", "_text_bytes", "text bytes (x2 a batch)"),
     ("pyarrow", "RecordBatch.from_arrays", "output batch"),
     ("pyarrow", "Table.from_batches", "output table"),
-    ("batchtok.runner.output", "AtomicParquet.write", "write Parquet (zstd)"),
-    ("batchtok.runner.output", "AtomicParquet.__exit__", "close, fsync, hash, record, rename"),
-    ("batchtok.runner.worker", "_alive", "heartbeat to the parent"),
+    ("batchtok.runner.outputs.parquet", "AtomicParquet.write", "write Parquet (zstd)"),
+    (
+        "batchtok.runner.outputs.parquet",
+        "AtomicParquet.__exit__",
+        "close, fsync, hash, record, rename",
+    ),
+    ("batchtok.runner.exec.worker", "_alive", "heartbeat to the parent"),
 )
 GENERATORS: tuple[tuple[str, str, str], ...] = (
-    ("batchtok.runner.worker", "read_batches", "read batches (Parquet -> Arrow)"),
+    ("batchtok.runner.exec.worker", "read_batches", "read batches (Parquet -> Arrow)"),
 )
 
 _TIMES: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])  # phase -> [seconds, calls]
@@ -193,7 +197,8 @@ def install_timers(cprofile_dir: Path | None) -> None:
     each task write its timers (and cProfile stats) under ``cprofile_dir``."""
     import pyarrow as pa
 
-    from batchtok.runner import executor, worker
+    from batchtok.runner.exec import local as executor
+    from batchtok.runner.exec import worker
 
     for module_name, path, phase in PHASES:
         if module_name == "pyarrow":

@@ -21,7 +21,7 @@ from batchtok.models import bpe as bpe_module
 from batchtok.models import bpe_batch, trie_batch
 from batchtok.models import unigram as unigram_module
 from batchtok.models import wordpiece as wordpiece_module
-from batchtok.runner.encode import facts_of
+from batchtok.runner.exec.encode import facts_of
 from tests.support import adversarial, corpora
 from tests.support.fixtures import fixture_path
 from tests.support.models import model_file

@@ -12,7 +12,7 @@ is appended to every non-empty document as the runner does.
 of every file (each shard a stratum, its share proportional to its rows, at least one row each
 while the sample is large enough), drawn by ``random.Random(seed)``: the same job, seed and
 size give the same rows. The text comes from the inputs, read by the runner's own readers
-(:func:`batchtok.runner.worker.read_batches`), numbered as the output numbers them.
+(:func:`.exec.worker.read_batches`), numbered as the output numbers them.
 
 **Finding a row's ids in the output** (see :class:`JobAudit`):
 
@@ -29,8 +29,8 @@ size give the same rows. The text comes from the inputs, read by the runner's ow
   next document, so a wrong length anywhere shows as a mismatch, never as a skip.
 
 Nothing is written: outputs and inputs are only read, local or in object storage, through the
-runner's own readers (:mod:`.store` for outputs: ``readable`` for Parquet, ``FILES`` for a
-trainer format's files; :func:`batchtok.runner.inputs.open_source` for inputs).
+runner's own readers (:mod:`.io.store` for outputs: ``readable`` for Parquet, ``FILES`` for a
+trainer format's files; :func:`.inputs.files.open_source` for inputs).
 """
 
 from __future__ import annotations
@@ -52,16 +52,17 @@ import pyarrow.parquet as pq
 from batchtok.formats.files import FormatError, read_sidecar
 
 from . import exit_codes as codes
-from . import store
-from .encode import Encoder, TokenizerFacts, applied_truncation, described_options, eos_id
 from .errors import OracleMissing, RunnerError
-from .inputs import InputFile, open_source
-from .job import AUDIT_SAMPLE, AUDIT_SEED, Job, display_path
-from .jsonl import is_jsonl, jsonl_compression, open_stream, read_rows
-from .output import PAGE_CHECKSUMS, TYPECODES, output_path_prefix, read_metadata
-from .prepare import Prepared, plan_job, prepare
-from .tasks import encode_settings
-from .worker import EncodeSettings, read_batches, texts_and_bad_rows
+from .exec.encode import Encoder, TokenizerFacts, applied_truncation, described_options, eos_id
+from .exec.worker import EncodeSettings, read_batches, texts_and_bad_rows
+from .inputs.files import InputFile, open_source
+from .inputs.jsonl import is_jsonl, jsonl_compression, open_stream, read_rows
+from .io import store
+from .job import Job, display_path
+from .job.settings import AUDIT_SAMPLE, AUDIT_SEED
+from .outputs.parquet import PAGE_CHECKSUMS, TYPECODES, output_path_prefix, read_metadata
+from .plan.prepare import Prepared, plan_job, prepare
+from .plan.tasks import encode_settings
 
 EXTRA = "pip install 'batchtok[audit]'"
 BATCH_ROWS = 2048  # input rows read (and encoded) at a time

@@ -16,8 +16,9 @@ import click
 
 from . import exit_codes as codes
 from .errors import JobError, RunnerError
-from .job import AUDIT_SAMPLE, AUDIT_SEED, COMMAND_LINE, load_job, parse_override, settings_table
-from .names import escaped, escaped_json
+from .io.names import escaped, escaped_json
+from .job import load_job, parse_override, settings_table
+from .job.settings import AUDIT_SAMPLE, AUDIT_SEED, COMMAND_LINE
 
 # Each command imports what it runs (pyarrow and the engine are a third of a small run's
 # start-up; ``batchtok status`` needs neither).
@@ -159,8 +160,8 @@ def run(job, verify, quiet, log_format, progress, progress_interval) -> None:
       batchtok run jobs/example.toml
       batchtok run jobs/example.toml -o /tmp/out --set output.dtype=uint16 -q
     """
+    from .report.summary import SUMMARY_NAME
     from .run import run_job
-    from .summary import SUMMARY_NAME
 
     try:
         result = run_job(
@@ -204,7 +205,7 @@ def plan(job, as_json, verify, no_hash) -> None:
     Example:
       batchtok plan jobs/example.toml
     """
-    from .prepare import plan_job
+    from .plan.prepare import plan_job
 
     try:
         report = escaped_json(plan_job(job, verify=verify, hash_inputs=not no_hash))
@@ -245,11 +246,11 @@ def status(job, as_json) -> None:
     last run succeeded (or with bad rows), 1 if it failed, did not finish (killed) or there
     was none.
     """
-    from .lock import current_holder, unfinished_run
-    from .prepare import state_dir
-    from .store import configure as configure_storage
-    from .summary import SUMMARY_NAME, is_of, read_summary, summary_job
-    from .token_stats import token_stats_lines
+    from .io.lock import current_holder, unfinished_run
+    from .io.store import configure as configure_storage
+    from .plan.prepare import state_dir
+    from .report.summary import SUMMARY_NAME, is_of, read_summary, summary_job
+    from .report.token_stats import token_stats_lines
 
     configure_storage(job.storage)
     try:

@@ -1,7 +1,7 @@
 """The runner's errors: one base class, each subclass carrying the exit code it means.
 
 :class:`RunnerError` is the base; ``exit_code`` says how ``batchtok run`` ends when the error
-decides the run's outcome (see :mod:`batchtok.runner.exit_codes`), and ``stops_run`` whether a
+decides the run's outcome (see :mod:`.exit_codes`), and ``stops_run`` whether a
 worker's error makes the run stop dispatching shards (every other shard would hit it too, or
 the job asked to stop at the first bad row)::
 

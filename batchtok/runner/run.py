@@ -7,14 +7,14 @@ The order of a run:
 
 1. take the lock (``OUT/.batchtok/lock``), delete temporary files a dead run left;
 2. read the inputs' footers and check columns and types; hash the tokenizer file and check
-   the options that depend on it (dtype range, pairs, truncation) (:mod:`.prepare`);
+   the options that depend on it (dtype range, pairs, truncation) (:mod:`.plan.prepare`);
 3. cut the shards; take each input's row-group hashes from its record when its stat is
    unchanged, else hash it (in the workers);
 4. from the keys, find what is complete: the existing output file (and which of its shards
    are still valid), parts of an interrupted run;
 5. encode the shards left, largest first; write one-shard files directly, join the parts of
-   the others as soon as all are there (:mod:`.tasks`, :mod:`.worker`);
-6. record each output's stat, write ``OUT/_batchtok_summary.json`` (:mod:`.summary`), release
+   the others as soon as all are there (:mod:`.plan.tasks`, :mod:`.exec.worker`);
+6. record each output's stat, write ``OUT/_batchtok_summary.json`` (:mod:`.report.summary`), release
    the lock.
 
 The tokenizer is loaded only if some shard needs encoding: a re-run with nothing to do reads
@@ -35,17 +35,28 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 from ..utils import program
-from .cache import Records, RowGroupHash, memo_hashes, remember_hashes
-from .encode import configure_tokenizer, remember_facts
 from .errors import JobError, LockHeld, LockLost, reason
-from .executor import Event, Failure, LocalExecutor
+from .exec.encode import configure_tokenizer, remember_facts
+from .exec.local import Event, Failure, LocalExecutor
+from .exec.worker import (
+    AssembleTask,
+    HashTask,
+    JoinResult,
+    ShardTask,
+    current_rss_mb,
+    prepare_workers,
+)
 from .exit_codes import EXIT_FAILURE, EXIT_OK, EXIT_OK_WITH_BAD_ROWS
-from .inputs import InputFile, jsonl_memo
+from .inputs.files import InputFile, jsonl_memo
+from .io.lock import RunLock, S3RunLock, check_lock, run_lock
+from .io.store import S3Path, abort_uploads, abort_uploads_of, as_path, local_tmp_dir
+from .io.store import configure as configure_storage
 from .job import Job
-from .lock import RunLock, S3RunLock, check_lock, run_lock
-from .output import use_returning_memory_pool
-from .ownership import check_outputs, claim
-from .plan import (
+from .outputs.ownership import check_outputs, claim
+from .outputs.parquet import use_returning_memory_pool
+from .plan.keys import Records, RowGroupHash, memo_hashes, remember_hashes
+from .plan.prepare import Prepared, earlier_runs_in, hash_task, prepare, state_dir
+from .plan.states import (
     FileState,
     hash_spec,
     orphan_outputs,
@@ -54,12 +65,10 @@ from .plan import (
     remove_part,
     resolve,
 )
-from .prepare import Prepared, earlier_runs_in, hash_task, prepare, state_dir
-from .progress import LogSession, Progress
-from .stats import RunStats, ShardStats, process_started
-from .store import S3Path, abort_uploads, abort_uploads_of, as_path, local_tmp_dir
-from .store import configure as configure_storage
-from .summary import (
+from .plan.tasks import encode_settings, join_task, shard_task
+from .report.progress import LogSession, Progress
+from .report.stats import RunStats, ShardStats, process_started
+from .report.summary import (
     build_summary,
     invalid_summary,
     log_summary,
@@ -67,19 +76,10 @@ from .summary import (
     write_chart,
     write_summary,
 )
-from .tasks import encode_settings, join_task, shard_task
-from .token_stats import TokenStats
-from .worker import (
-    AssembleTask,
-    HashTask,
-    JoinResult,
-    ShardTask,
-    current_rss_mb,
-    prepare_workers,
-)
+from .report.token_stats import TokenStats
 
 if TYPE_CHECKING:
-    from .ray_executor import RayExecutor
+    from .exec.ray_cluster import RayExecutor
 
 log = logging.getLogger("batchtok.runner")
 
@@ -107,7 +107,7 @@ def run_job(
     progress_interval: float = 30.0,
     stream: IO[str] | None = None,
 ) -> RunResult:
-    """Run ``job``; returns the exit code (see :mod:`batchtok.runner.exit_codes`) and the
+    """Run ``job``; returns the exit code (see :mod:`.exit_codes`) and the
     summary written to ``OUT/_batchtok_summary.json``. Raises JobError (exit code 2) for an
     invalid job, before any work."""
     stream = stream if stream is not None else sys.stderr
@@ -370,7 +370,7 @@ class _Run:
         """A phase's workers: forked processes, or actors on a Ray cluster (never both:
         forking a process that talks to Ray can deadlock)."""
         if self.job.executor == "ray":
-            from .ray_executor import RayExecutor  # only a Ray job reads it
+            from .exec.ray_cluster import RayExecutor  # only a Ray job reads it
 
             assert self.prep is not None
             return RayExecutor(

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import batchtok.runner.prepare as prepare_module
-from batchtok.runner.cache import TextHasher, stat_of
+import batchtok.runner.plan.prepare as prepare_module
+from batchtok.runner.plan.keys import TextHasher, stat_of
 from tests.support.runner import (
     GPT2,
     basic_job,

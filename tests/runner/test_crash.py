@@ -17,8 +17,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from batchtok.runner import output as output_module
-from batchtok.runner.lock import current_holder
+from batchtok.runner.io.lock import current_holder
+from batchtok.runner.outputs import parquet as output_module
 from tests.support.runner import (
     REPO,
     basic_job,
@@ -152,7 +152,7 @@ def test_a_full_disk_is_a_clear_error_and_leaves_no_partial_file(job: Path, monk
 
 SLOW_RUN = """
 import sys, time
-import batchtok.runner.worker as worker
+import batchtok.runner.exec.worker as worker
 original = worker._encode_piece
 def slow(*args, **kwargs):
     time.sleep(0.05)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from batchtok.runner import deep_json
+from batchtok.runner.inputs import deep_json
 from tests.support.tier import long_examples
 
 _JSON = st.recursive(

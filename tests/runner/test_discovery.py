@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from batchtok.runner.progress import JsonFormatter, TextFormatter
+from batchtok.runner.report.progress import JsonFormatter, TextFormatter
 from tests.support.runner import (
     REPO,
     basic_job,

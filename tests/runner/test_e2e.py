@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from batchtok import __version__
-from batchtok.runner.output import use_returning_memory_pool
+from batchtok.runner.outputs.parquet import use_returning_memory_pool
 from tests.support.runner import (
     EXAMPLE_JOB,
     SAMPLE,

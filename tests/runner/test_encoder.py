@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import batchtok
-from batchtok.runner import encode
-from batchtok.runner.encode import Encoder, SpecialCounter
+from batchtok.runner.exec import encode
+from batchtok.runner.exec.encode import Encoder, SpecialCounter
 from tests.support.runner import GPT2
 from tests.support.tier import examples
 

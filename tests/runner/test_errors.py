@@ -24,7 +24,7 @@ from batchtok.runner.errors import (
     Problem,
     RunnerError,
 )
-from batchtok.runner.output import read_metadata
+from batchtok.runner.outputs.parquet import read_metadata
 
 EXIT_CODES = {
     JobError: codes.EXIT_USAGE,

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from batchtok.runner.lock import current_holder
+from batchtok.runner.io.lock import current_holder
 from tests.support.runner import basic_job, invoke, oracle_ids, summary, texts, write_parquet
 
 ROWS = 40

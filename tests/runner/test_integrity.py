@@ -15,11 +15,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from batchtok.runner import encode as encode_module
 from batchtok.runner import run as run_module
-from batchtok.runner.cache import hex128
 from batchtok.runner.errors import CorruptFileError
-from batchtok.runner.worker import AssembleTask, assemble_file
+from batchtok.runner.exec import encode as encode_module
+from batchtok.runner.exec.worker import AssembleTask, assemble_file
+from batchtok.runner.plan.keys import hex128
 from tests.support.runner import (
     GPT2,
     basic_job,

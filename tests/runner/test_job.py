@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from batchtok.runner.job import SETTINGS, JobError, load_job, parse_override
+from batchtok.runner.errors import JobError
+from batchtok.runner.job import SETTINGS, load_job, parse_override
 from tests.support.runner import (
     EXAMPLE_JOB,
     GPT2,

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from batchtok.runner import inputs as inputs_module
-from batchtok.runner import jsonl as jsonl_module
-from batchtok.runner.jsonl import is_row, iter_lines, output_name, scan_blocks
+from batchtok.runner.inputs import files as inputs_module
+from batchtok.runner.inputs import jsonl as jsonl_module
+from batchtok.runner.inputs.jsonl import is_row, iter_lines, output_name, scan_blocks
 from tests.support.runner import (
     REPO,
     SAMPLE,

@@ -36,8 +36,8 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from batchtok.runner import jsonl as jsonl_module
-from batchtok.runner.jsonl import open_stream, read_rows, scan_blocks
+from batchtok.runner.inputs import jsonl as jsonl_module
+from batchtok.runner.inputs.jsonl import open_stream, read_rows, scan_blocks
 from tests.support.tier import FULL, long_examples
 
 FIELDS = ("text", "meta")  # the text field, then a kept field

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from batchtok.runner.lock import LockHeld, RunLock, current_holder
+from batchtok.runner.io.lock import LockHeld, RunLock, current_holder
 from tests.support.runner import basic_job, invoke, summary, texts, visible_files, write_parquet
 
 
@@ -78,7 +78,7 @@ def test_the_workers_check_names_the_run_not_the_device_a_node_sees(
     import os
     from types import SimpleNamespace
 
-    from batchtok.runner.lock import LockLost, check_lock
+    from batchtok.runner.io.lock import LockLost, check_lock
 
     path = tmp_path / "lock"
     lock = RunLock(path, job="j").acquire()

@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from batchtok.runner.encode import LONG_CHARS
+from batchtok.runner.exec.encode import LONG_CHARS
 from tests.support import corpora
 from tests.support.runner import basic_job, oracle, summary
 

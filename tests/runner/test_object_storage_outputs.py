@@ -19,14 +19,14 @@ from typing import Any
 
 import pytest
 
-from batchtok.runner import job as job_module
-from batchtok.runner import lock as lock_module
-from batchtok.runner import output as output_module
-from batchtok.runner import store
 from batchtok.runner.errors import LockHeld
-from batchtok.runner.lock import S3RunLock, object_lock_run_id
-from batchtok.runner.storage import StorageOptions
-from batchtok.runner.store import S3Path
+from batchtok.runner.io import lock as lock_module
+from batchtok.runner.io import store
+from batchtok.runner.io.lock import S3RunLock, object_lock_run_id
+from batchtok.runner.io.storage import StorageOptions
+from batchtok.runner.io.store import S3Path
+from batchtok.runner.job import files as job_module
+from batchtok.runner.outputs import parquet as output_module
 from tests.support.runner import GPT2, REPO, basic_job, invoke, texts, write_parquet
 from tests.support.s3 import (
     bucket,
@@ -491,7 +491,7 @@ def test_an_s3_lock_deleted_mid_run_stops_publishing(
 # after writing a marker: the test kills the whole run there, as a power loss would.
 BLOCKED_RUN = """
 import os, sys, time
-from batchtok.runner import store
+from batchtok.runner.io import store
 store.MULTIPART_BYTES = 1
 original = store.upload_part
 def blocked(s3, dest, upload_id, number, chunk):

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import batchtok
-from batchtok.runner.encode import MEMO_BYTES, Encoder
+from batchtok.runner.exec.encode import MEMO_BYTES, Encoder
 from tests.support.adversarial import adversarial_cases
 from tests.support.fixtures import fixture_path
 from tests.support.runner import (

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from batchtok.runner.inputs import InputFile, RowGroup
+from batchtok.runner.inputs.files import InputFile, RowGroup
 from batchtok.runner.job import load_job
-from batchtok.runner.plan import batch_rows, make_shards, output_splits
-from batchtok.runner.prepare import plan_job
+from batchtok.runner.plan.prepare import plan_job
+from batchtok.runner.plan.states import batch_rows, make_shards, output_splits
 from tests.support.runner import basic_job, invoke, texts, write_parquet
 
 MB = 1_000_000

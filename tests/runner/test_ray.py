@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from batchtok.runner.lock import current_holder
+from batchtok.runner.io.lock import current_holder
 from tests.support.runner import (
     GPT2,
     REPO,

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from batchtok.runner import lock as lock_module
 from batchtok.runner import run as run_module
-from batchtok.runner import worker as worker_module
-from batchtok.runner.lock import RunLock, current_holder
+from batchtok.runner.exec import worker as worker_module
+from batchtok.runner.io import lock as lock_module
+from batchtok.runner.io.lock import RunLock, current_holder
 from tests.support.runner import (
     REPO,
     basic_job,
@@ -58,7 +58,7 @@ def test_a_refused_job_creates_no_output_directory(job: Path) -> None:
 
 KILLED_RUN = """
 import sys, time
-import batchtok.runner.worker as worker
+import batchtok.runner.exec.worker as worker
 original = worker._encode_piece
 def slow(*args, **kwargs):
     time.sleep(0.2)

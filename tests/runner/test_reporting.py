@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from batchtok.runner import output as output_module
+from batchtok.runner.outputs import parquet as output_module
 from tests.support.runner import (
     basic_job,
     check_outputs,

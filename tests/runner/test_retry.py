@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from batchtok.runner import worker as worker_module
+from batchtok.runner.exec import worker as worker_module
 from tests.support.runner import (
     basic_job,
     invoke,

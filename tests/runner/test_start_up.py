@@ -16,9 +16,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from batchtok import Tokenizer
-from batchtok.runner import encode as encode_module
-from batchtok.runner import executor as executor_module
-from batchtok.runner.progress import LogSession
+from batchtok.runner.exec import encode as encode_module
+from batchtok.runner.exec import local as executor_module
+from batchtok.runner.report.progress import LogSession
 from tests.support.runner import basic_job, invoke, oracle, summary, texts, write_parquet
 
 
@@ -108,8 +108,8 @@ def test_a_run_imports_nothing_it_does_not_use(tmp_path: Path) -> None:
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
-    assert "batchtok.runner.worker" in imported  # the report is read right
-    unwanted = {"pyarrow.compute", "xml", "urllib.request", "batchtok.runner.ray_executor"}
+    assert "batchtok.runner.exec.worker" in imported  # the report is read right
+    unwanted = {"pyarrow.compute", "xml", "urllib.request", "batchtok.runner.exec.ray_cluster"}
     assert not imported & unwanted
     table = pq.read_table(tmp_path / "out" / "a.parquet")
     assert table["input_ids"].to_pylist() == [e.ids for e in oracle().encode_batch(docs)]

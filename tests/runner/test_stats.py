@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from batchtok.runner.cache import hash_row_groups
-from batchtok.runner.encode import configure_tokenizer
+from batchtok.runner.exec.encode import configure_tokenizer
+from batchtok.runner.exec.worker import ShardResult, encode_shard, prepare_workers
 from batchtok.runner.job import load_job
-from batchtok.runner.plan import resolve, text_columns
-from batchtok.runner.prepare import prepare, state_dir
+from batchtok.runner.plan.keys import hash_row_groups
+from batchtok.runner.plan.prepare import prepare, state_dir
+from batchtok.runner.plan.states import resolve, text_columns
+from batchtok.runner.plan.tasks import encode_settings, shard_task
+from batchtok.runner.report.stats import MAX_EXAMPLES, ShardStats
 from batchtok.runner.run import run_job
-from batchtok.runner.stats import MAX_EXAMPLES, ShardStats
-from batchtok.runner.tasks import encode_settings, shard_task
-from batchtok.runner.worker import ShardResult, encode_shard, prepare_workers
 from tests.support.runner import basic_job, summary, texts, write_parquet
 
 

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from batchtok.runner import text_arrays
-from batchtok.runner.token_stats import IdCounter, TokenStats
+from batchtok.runner.inputs import text_arrays
+from batchtok.runner.report.token_stats import IdCounter, TokenStats
 from tests.support.tier import long_examples
 
 VALUES = st.lists(st.none() | st.text("aé日🙂 \n", max_size=6), max_size=30)

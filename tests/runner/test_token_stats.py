@@ -15,7 +15,7 @@ import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from batchtok.runner.token_stats import LONGEST, VECTOR_ROWS, TokenStats, bucket_label
+from batchtok.runner.report.token_stats import LONGEST, VECTOR_ROWS, TokenStats, bucket_label
 from tests.support.models import model_file
 from tests.support.runner import basic_job, invoke, summary, texts, write_parquet
 from tests.support.tier import examples
@@ -215,7 +215,7 @@ def test_documents_counted_a_batch_at_a_time_equal_the_rows_counted_one_by_one(
 ) -> None:
     """Short and long batches, nulls anywhere, ties at the LONGEST cut, lengths far beyond
     a row's; with numpy and without it."""
-    from batchtok.runner import token_stats
+    from batchtok.runner.report import token_stats
 
     saved = token_stats.np
     token_stats.np = saved if with_numpy else None

@@ -15,8 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from batchtok.runner import output as output_module
-from batchtok.runner import worker as worker_module
+from batchtok.runner.exec import worker as worker_module
+from batchtok.runner.outputs import parquet as output_module
 
 
 def _once_on_shard(shard: str, marker: str, act: Any) -> None:

@@ -16,7 +16,7 @@ import tokenizers
 from click.testing import CliRunner
 
 from batchtok.runner import cli
-from batchtok.runner import output as output_module
+from batchtok.runner.outputs import parquet as output_module
 
 REPO = Path(__file__).resolve().parents[2]
 GPT2 = REPO / "configs" / "tokenizers" / "gpt2" / "tokenizer.json"

@@ -28,13 +28,14 @@ import xxhash
 if TYPE_CHECKING:
     from batchtok import Tokenizer
 
-from . import store, text_arrays
-from .cache import RowGroupHash, file_xxh3, hash_row_groups, stat_key
-from .encode import Encoder, SpecialCounter, TokenizerFacts
-from .errors import BadRowError, CorruptFileError, InputChangedError
-from .jsonl import Block, block_bytes_of, open_stream, read_rows
-from .lock import check_lock
-from .output import (
+from ..errors import BadRowError, CorruptFileError, InputChangedError
+from ..inputs import text_arrays
+from ..inputs.jsonl import Block, block_bytes_of, open_stream, read_rows
+from ..io import store
+from ..io.lock import check_lock
+from ..io.storage import StorageOptions, is_uri, open_input
+from ..io.storage import stat as storage_stat
+from ..outputs.parquet import (
     PAGE_CHECKSUMS,
     TYPECODES,
     AtomicParquet,
@@ -42,12 +43,12 @@ from .output import (
     list_arrays,
     output_path_prefix,
 )
-from .stats import ShardStats
-from .storage import StorageOptions, is_uri, open_input
-from .storage import stat as storage_stat
-from .token_stats import IdCounter, TokenStats
+from ..plan.keys import RowGroupHash, file_xxh3, hash_row_groups, stat_key
+from ..report.stats import ShardStats
+from ..report.token_stats import IdCounter, TokenStats
+from .encode import Encoder, SpecialCounter, TokenizerFacts
 
-log = logging.getLogger("batchtok.runner.worker")
+log = logging.getLogger("batchtok.runner.exec.worker")
 
 Report = Callable[[ShardStats], None]  # sends a progress report to the parent
 BAD_ROWS_LOGGED = 10  # per shard; the rest are counted
@@ -103,7 +104,8 @@ def prepared_state() -> dict[str, Any]:
 
 
 def _publish_guard() -> None:
-    """Raise LockLost if the run's lock file was deleted or replaced (see :mod:`.lock`)."""
+    """Raise LockLost if the run's lock file was deleted or replaced (see
+    :mod:`batchtok.runner.io.lock`)."""
     lock = _STATE.get("lock")
     if lock is not None:
         check_lock(*lock)

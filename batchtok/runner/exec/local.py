@@ -53,8 +53,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .errors import BadRowError, RunnerError
-from .stats import ShardStats
+from ..errors import BadRowError, RunnerError
+from ..report.stats import ShardStats
 from .worker import TaskResult, run_task, set_alive
 
 log = logging.getLogger("batchtok.runner")

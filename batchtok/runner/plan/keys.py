@@ -24,12 +24,13 @@ the row-group hashes computed from it, and for its output the same stat of every
 output's: size and ETag; a trainer format's set: each of its files), their content hashes as
 written, and the shard keys it was written with (and, while a multi-shard file waits to be
 joined, the content hash of each part written); and the names of the output files the job
-wrote or began to write (``owned``: what lets a run replace them, :mod:`.ownership`). A re-run
-with nothing changed therefore reads no input data: it compares stats and reads each output's
-footer or sidecar. An output file whose stat no longer matches its record (or that has no
-record) is checked before it is trusted again: a Parquet output is read whole, with page
-checksums verified; a derived output's file must hash as recorded. A corrupted or truncated
-output is detected and redone. ``--verify`` ignores the records' stats and checks everything.
+wrote or began to write (``owned``: what lets a run replace them,
+:mod:`batchtok.runner.outputs.ownership`). A re-run with nothing changed therefore reads no
+input data: it compares stats and reads each output's footer or sidecar. An output file
+whose stat no longer matches its record (or that has no record) is checked before it is
+trusted again: a Parquet output is read whole, with page checksums verified; a derived
+output's file must hash as recorded. A corrupted or truncated output is detected and redone.
+``--verify`` ignores the records' stats and checks everything.
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import xxhash
 
-from . import text_arrays
-from .store import OutPath, S3Path, is_object, open_binary
+from ..inputs import text_arrays
+from ..io.store import OutPath, S3Path, is_object, open_binary
 
 CACHE_FORMAT = 1
 READ_CHUNK = 1 << 20
@@ -289,7 +290,7 @@ def stat_key(st: os.stat_result) -> dict[str, int]:
 def stat_of(path: str | os.PathLike[str] | S3Path) -> dict[str, Any] | None:
     """A file's stat key, or an object's size and ETag; None if it does not exist."""
     if is_object(path):
-        from .store import stat_of as object_stat
+        from ..io.store import stat_of as object_stat
 
         return object_stat(path)
     try:

@@ -37,10 +37,10 @@ from batchtok.tokenizer import STREAM_CHARS
 if TYPE_CHECKING:
     from batchtok import Tokenizer
 
-from .cache import digests
-from .errors import JobError, reason
-from .job import Job
-from .store import OutPath, S3Path
+from ..errors import JobError, reason
+from ..io.store import OutPath, S3Path
+from ..job import Job
+from ..plan.keys import digests
 
 DTYPE_MAX = {"int32": 2**31 - 1, "uint16": 2**16 - 1, "uint32": 2**32 - 1}
 MEMO_BYTES = 16 << 20  # inputs and ids remembered per shard for dedup across batches

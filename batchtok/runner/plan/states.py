@@ -22,7 +22,20 @@ import pyarrow as pa
 
 from batchtok.formats.files import read_sidecar
 
-from .cache import (
+from ..exec.encode import TokenizerFacts, applied_options
+from ..inputs.files import InputFile
+from ..io.store import FILES, OutPath, as_path
+from ..job import Job
+from ..outputs.parquet import (
+    full_read_ok,
+    output_files,
+    output_path_prefix,
+    read_metadata,
+    shard_row_groups,
+)
+from ..outputs.parquet import output_path as format_output_path
+from ..report.token_stats import TokenStats
+from .keys import (
     Records,
     RowGroupHash,
     content_hash,
@@ -32,19 +45,6 @@ from .cache import (
     shard_key,
     stat_of,
 )
-from .encode import TokenizerFacts, applied_options
-from .inputs import InputFile
-from .job import Job
-from .output import (
-    full_read_ok,
-    output_files,
-    output_path_prefix,
-    read_metadata,
-    shard_row_groups,
-)
-from .output import output_path as format_output_path
-from .store import FILES, OutPath, as_path
-from .token_stats import TokenStats
 
 MB = 1_000_000
 MAX_BATCH_ROWS = 65_536
@@ -467,7 +467,7 @@ def record_output(
     checks the content hashes, ``digests`` by file name as the writer computed them, of a
     file whose stat changed); and the bad rows each shard holds, so that every later run (and
     ``batchtok status``) reports them. The files are listed as this job's (see
-    :mod:`.ownership`)."""
+    :mod:`batchtok.runner.outputs.ownership`)."""
     record = dict(record if record is not None else records.load(st.file.rel))
     previous = record.get("output") or {}
     if st.derived:

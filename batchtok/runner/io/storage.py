@@ -79,7 +79,7 @@ def list_files(uri: str, options: StorageOptions) -> tuple[list[tuple[str, str]]
     """(uri, name relative to ``uri``) of every object under the prefix ``uri`` and False, or
     ``([(uri, its base name)], True)`` if it names one object; None if nothing is there.
     Which of a prefix's objects are inputs is the caller's choice (as for a local directory:
-    :func:`batchtok.runner.discovery.picked_by_extension`)."""
+    :func:`batchtok.runner.inputs.discovery.picked_by_extension`)."""
     import pyarrow.fs as pafs
 
     fs, path = filesystem(uri, options)

@@ -11,15 +11,15 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .cache import hex128
-from .encode import TokenizerFacts, described_options, eos_id
-from .inputs import InputFile
-from .job import Job
-from .output import METADATA_KEY, metadata_bytes, output_schema, trainer_dtype
-from .plan import FileState, batch_rows, output_splits, part_path, part_record_path
+from ..exec.encode import TokenizerFacts, described_options, eos_id
+from ..exec.worker import AssembleTask, EncodeSettings, ShardTask
+from ..inputs.files import InputFile
+from ..io.store import OutPath, readable
+from ..job import Job
+from ..outputs.parquet import METADATA_KEY, metadata_bytes, output_schema, trainer_dtype
+from .keys import hex128
 from .prepare import Prepared
-from .store import OutPath, readable
-from .worker import AssembleTask, EncodeSettings, ShardTask
+from .states import FileState, batch_rows, output_splits, part_path, part_record_path
 
 
 def encode_settings(job: Job, facts: TokenizerFacts | None = None) -> EncodeSettings:

@@ -14,9 +14,8 @@ from typing import Any
 
 from batchtok import __version__
 
-from .cache import Records, memo_hashes
-from .discovery import capped
-from .encode import (
+from ..errors import JobError
+from ..exec.encode import (
     TokenizerFacts,
     check_against_job,
     facts_of,
@@ -25,11 +24,15 @@ from .encode import (
     remember_facts,
     remembered_facts,
 )
-from .errors import JobError
-from .inputs import STATE_DIR, InputFile, resolve_inputs
-from .job import Job, display_path
-from .ownership import check_outputs
-from .plan import (
+from ..exec.worker import HashTask, hash_file
+from ..inputs.discovery import capped
+from ..inputs.files import STATE_DIR, InputFile, resolve_inputs
+from ..io.store import OutPath, S3Path, credentials_problem
+from ..io.store import configure as configure_storage
+from ..job import Job, display_path
+from ..outputs.ownership import check_outputs
+from .keys import Records, memo_hashes
+from .states import (
     FileState,
     file_fingerprint,
     hash_spec,
@@ -38,9 +41,6 @@ from .plan import (
     resolve,
     text_columns,
 )
-from .store import OutPath, S3Path, credentials_problem
-from .store import configure as configure_storage
-from .worker import HashTask, hash_file
 
 
 def state_dir(job: Job) -> OutPath:

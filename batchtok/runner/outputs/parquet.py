@@ -13,7 +13,7 @@ copies the others from the existing output.
 **Nothing partial is ever visible.** Every file (output, part, record) is written under
 ``OUT/.batchtok/tmp/``, flushed and fsynced, then renamed into place (same file system, so the
 rename is atomic), and the directory is fsynced; to an S3 output it is uploaded whole instead
-(:mod:`.store`). A killed worker leaves at most a temporary
+(:mod:`batchtok.runner.io.store`). A killed worker leaves at most a temporary
 file, which the next run (holding the lock) deletes. Readers of ``OUT`` see complete files
 only; ``.batchtok`` and ``_batchtok_summary.json`` are skipped by pyarrow datasets, Spark and
 Hive (names starting with ``.`` or ``_``).
@@ -41,10 +41,10 @@ import pyarrow.parquet as pq
 
 from batchtok.formats.files import SIDECAR
 
-from . import store
-from .cache import file_xxh3
-from .errors import CorruptFileError, DiskFullError
-from .names import escaped_json
+from ..errors import CorruptFileError, DiskFullError
+from ..io import store
+from ..io.names import escaped_json
+from ..plan.keys import file_xxh3
 
 METADATA_KEY = b"batchtok"
 ARROW_TYPES = {"int32": pa.int32(), "uint16": pa.uint16(), "uint32": pa.uint32()}

@@ -24,13 +24,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from .cache import Records
-from .errors import JobError
-from .job import Job
-from .names import escaped
-from .output import SIDECAR, read_metadata
-from .plan import FileState, output_set, owned_names
-from .store import OutPath, S3Path
+from ..errors import JobError
+from ..io.names import escaped
+from ..io.store import OutPath, S3Path
+from ..job import Job
+from ..plan.keys import Records
+from ..plan.states import FileState, output_set, owned_names
+from .parquet import SIDECAR, read_metadata
 
 SHOWN = 10  # foreign files named one by one; the rest are counted
 

@@ -2,7 +2,8 @@
 
 The summary's keys are public (``batchtok status``, scripts and dashboards read them): rows
 read and written, tokens, text MB, bad rows, special tokens found in the text, shards done,
-cached and failed, timings and memory. They come from :class:`~batchtok.runner.stats.RunStats`.
+cached and failed, timings and memory. They come from
+:class:`~batchtok.runner.report.stats.RunStats`.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from typing import Any
 
 from batchtok import __version__
 
-from . import exit_codes as codes
-from . import store
-from .encode import TokenizerFacts
-from .errors import JobError, reason
-from .job import Job
-from .names import escaped_json
+from .. import exit_codes as codes
+from ..errors import JobError, reason
+from ..exec.encode import TokenizerFacts
+from ..io import store
+from ..io.names import escaped_json
+from ..job import Job
 from .stats import MAX_EXAMPLES, RunStats
 from .token_stats import CHART_NAME, OLD_CHART_NAME, TokenStats, draw_chart
 

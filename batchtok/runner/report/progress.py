@@ -4,7 +4,7 @@ All records go to the ``batchtok.runner`` logger. Its one handler is a
 ``multiprocessing_logging.MultiProcessingHandler``: forked workers inherit it and put their
 records on its queue, and a thread in the parent writes them out, so worker and parent lines
 never interleave mid-line. (That library needs the ``fork`` start method; see
-:mod:`batchtok.runner.executor`.)
+:mod:`batchtok.runner.exec.local`.)
 
 On a terminal, a live line at the bottom shows rows, tokens, MB/s and the time left, redrawn
 in place; log lines are printed above it. Elsewhere (cron, a pipe) a progress line is logged
@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from multiprocessing_logging import MultiProcessingHandler
 
-from .names import escaped, escaped_json
+from ..io.names import escaped, escaped_json
 from .stats import ShardStats
 
 LOGGER = "batchtok.runner"

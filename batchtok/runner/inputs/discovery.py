@@ -34,12 +34,12 @@ from pathlib import Path
 
 from batchtok.formats.files import SIDECAR
 
-from .errors import JobError, Problem
-from .job import Job
+from ..errors import JobError, Problem
+from ..io.names import escaped
+from ..io.storage import is_uri, list_files
+from ..io.store import S3Path
+from ..job import Job
 from .jsonl import PLAIN_SUFFIXES, jsonl_compression, output_name
-from .names import escaped
-from .storage import is_uri, list_files
-from .store import S3Path
 
 MAX_LISTED = 20  # problems listed per key before "... and N more"
 METADATA_NAMES = frozenset({"dataset_info.json", "state.json", "manifest.json"})

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import LockHeld, LockLost
+from ..errors import LockHeld, LockLost
 
 ACQUIRE_TRIES = 5
 

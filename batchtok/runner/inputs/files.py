@@ -1,5 +1,5 @@
 """Reading what planning needs from the input files' Parquet footers (which files are inputs
-is :mod:`batchtok.runner.discovery`'s).
+is :mod:`batchtok.runner.inputs.discovery`'s).
 
 Only footers are read here (schemas, row-group sizes): cheap whatever the file size. Every
 problem (a path that matches nothing, an unreadable file, a missing or non-text column, a
@@ -18,13 +18,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..errors import JobError, Problem, reason
+from ..io.storage import StorageOptions, is_uri, open_input, stat
+from ..job import Job
+from ..plan.keys import Records, stat_key
 from . import text_arrays
-from .cache import Records, stat_key
 from .discovery import capped, expand_inputs
-from .errors import JobError, Problem, reason
-from .job import Job
 from .jsonl import Block, is_jsonl, jsonl_compression, scan_blocks
-from .storage import StorageOptions, is_uri, open_input, stat
 
 STATE_DIR = ".batchtok"
 

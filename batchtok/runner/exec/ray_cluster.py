@@ -1,8 +1,8 @@
-"""Ray executor: the same tasks as :mod:`.executor`, on actors of a Ray cluster.
+"""Ray executor: the same tasks as :mod:`.local`, on actors of a Ray cluster.
 
 ``run.executor = "ray"`` swaps the forked worker pool for Ray actors; nothing else changes.
 The tasks are the same small descriptions (paths, row-group ranges, keys), the actors run the
-same :func:`~batchtok.runner.worker.run_task`, read their inputs and write their outputs
+same :func:`~batchtok.runner.exec.worker.run_task`, read their inputs and write their outputs
 themselves (so every node must see the input and output paths, e.g. a shared filesystem),
 and send back only the small result. Cache keys, the completion rule, retries and the summary
 are those of a local run, so a run interrupted on one executor resumes on the other.
@@ -17,7 +17,7 @@ task on each loads the tokenizer, once) instead of starting new ones. Forking a 
 talks to Ray can deadlock (gRPC), so under Ray no worker is forked: the actors replace the
 local pool.
 
-**The driver** keeps the queue of tasks (:class:`~batchtok.runner.executor.TaskQueue`) and
+**The driver** keeps the queue of tasks (:class:`~batchtok.runner.exec.local.TaskQueue`) and
 one task in flight per actor, so at most as many as the actors; it waits with ``ray.wait``.
 Actors: as many as the cluster's CPUs, or ``run.workers`` if fewer. Joining a cluster:
 ``run.ray_address``, else ``$RAY_ADDRESS``; with neither, a local cluster of ``run.workers``
@@ -31,7 +31,7 @@ once on a fresh actor, then reported; the runner's own errors are reported at on
 are published by atomic rename, so a task that Ray reports failed after it ran is harmless.
 
 **A stalled actor is killed** (``run.stall_timeout``, as a local worker is: see
-:mod:`.executor`). An actor runs two threads (``max_concurrency=2``): its task, and the
+:mod:`.local`). An actor runs two threads (``max_concurrency=2``): its task, and the
 answers to the driver's probe, every few seconds, of how long the task has been silent and how
 much text its current batch holds. An actor silent for longer than allowed, or that does not
 answer the probe for that long (a stopped process answers nothing), is killed with
@@ -58,10 +58,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..job import Job
+from ..report.stats import ShardStats
 from .encode import configure_tokenizer, load_tokenizer
-from .executor import Event, Failure, TaskQueue, allowed_silence, failure_of, heap_trimmer
-from .job import Job
-from .stats import ShardStats
+from .local import Event, Failure, TaskQueue, allowed_silence, failure_of, heap_trimmer
 from .worker import prepare_workers, prepared_state, run_task, set_alive
 
 log = logging.getLogger("batchtok.runner")
@@ -163,7 +163,7 @@ class _Actor:
 @dataclass
 class RayExecutor(TaskQueue):
     """Run tasks on Ray actors; the same interface as
-    :class:`~batchtok.runner.executor.LocalExecutor`. ``workers``: the CPUs of a local
+    :class:`~batchtok.runner.exec.local.LocalExecutor`. ``workers``: the CPUs of a local
     cluster started here; ``job.workers`` (if set) caps the actors on any cluster."""
 
     job: Job | None = None

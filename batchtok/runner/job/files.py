@@ -1,0 +1,323 @@
+"""Job files: TOML read with :mod:`tomllib`, shared pieces included, validated whole.
+
+A job file::
+
+    include = ["../configs/defaults.toml"]     # optional; later files and the job win
+
+    [input]
+    paths = ["../data/*.parquet"]              # files, directories (every *.parquet below), globs
+    text_column = "text"
+    pair_column = "question"                   # optional: encode (text, pair) pairs
+
+    [tokenizer]
+    path = "../configs/tokenizers/gpt2/tokenizer.json"
+
+    [encode]
+    add_special_tokens = true
+    special_tokens_in_text = "special"         # or "text"
+    max_length = "tokenizer"                   # the file's truncation; "none"; or a number
+    truncation_strategy = "longest_first"      # with a number: also only_first, only_second
+    truncation_direction = "right"             # with a number: or "left"
+
+    [output]
+    dir = "../out/example"
+    ...
+
+Every key, its default and what it accepts is in :data:`SETTINGS` (``batchtok run --help``
+prints it as a table). Relative paths are resolved against the directory of the file
+that sets them (a job run from cron works from any working directory); paths given on the
+command line are resolved against the working directory.
+
+Validation reads the whole file (and its includes) and reports every problem at once, each as
+``key: what was expected (got ...)`` with the file that set the key. Checks that need the inputs
+or the tokenizer (a missing column, a vocabulary too large for ``uint16``, a truncation shorter
+than the special tokens) run later, but still before any work, and name their key the same way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidValue, JobError, Problem, reason
+from ..io.names import escaped
+from ..io.storage import StorageOptions, is_uri
+from ..io.store import BOTO3_MISSING, OUTPUT_SCHEMES, S3Path, as_path, boto3_available
+from .settings import BY_KEY, COMMAND_LINE, REQUIRED, SECTIONS, SETTINGS, TOP_LEVEL, shown_value
+from .spec import Job
+
+# -- reading files -------------------------------------------------------------------------
+
+
+@dataclass
+class _Value:
+    value: Any
+    source: str  # file that set it, or COMMAND_LINE
+    base: Path  # directory relative paths are resolved against
+
+
+def _flatten(
+    data: dict, source: str, base: Path, out: dict[str, _Value], problems: list[Problem]
+) -> None:
+    for top, value in data.items():
+        if top == "include":
+            continue
+        if top in TOP_LEVEL:
+            out[top] = _Value(value, source, base)
+            continue
+        if top not in SECTIONS:
+            hint = _suggest(top, SECTIONS + TOP_LEVEL)
+            problems.append(
+                Problem(
+                    top,
+                    f"unknown key or section{hint}; expected sections "
+                    + ", ".join(f"[{s}]" for s in SECTIONS),
+                    source,
+                )
+            )
+            continue
+        if not isinstance(value, dict):
+            problems.append(
+                Problem(top, f"expected a table [{top}] (got {shown_value(value)})", source)
+            )
+            continue
+        for key, inner in value.items():
+            dotted = f"{top}.{key}"
+            if dotted not in BY_KEY:
+                known = [s.key.split(".", 1)[1] for s in SETTINGS if s.key.startswith(top + ".")]
+                problems.append(
+                    Problem(
+                        dotted,
+                        f"unknown key{_suggest(key, known, top + '.')}; [{top}] accepts "
+                        + ", ".join(known),
+                        source,
+                    )
+                )
+                continue
+            out[dotted] = _Value(inner, source, base)
+
+
+def _suggest(word: str, choices: list[str], prefix: str = "") -> str:
+    import difflib  # only a job with an unknown key reads it
+
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f" (did you mean {prefix}{close[0]}?)" if close else ""
+
+
+def _read_toml(path: Path, shown: str, problems: list[Problem], key: str, source: str) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        problems.append(Problem(key, f"file not found: {shown}", source))
+    except tomllib.TOMLDecodeError as exc:
+        problems.append(Problem(key, f"{shown} is not valid TOML: {exc}", source))
+    except OSError as exc:
+        problems.append(Problem(key, f"cannot read {shown}: {reason(exc)}", source))
+    return {}
+
+
+def _load_file(
+    path: Path,
+    out: dict[str, _Value],
+    problems: list[Problem],
+    stack: tuple[Path, ...],
+    key: str,
+    source: str,
+) -> None:
+    shown = display_path(path)
+    data = _read_toml(path, shown, problems, key, source)
+    includes = data.get("include", [])
+    if isinstance(includes, str):
+        includes = [includes]
+    if not isinstance(includes, list) or not all(isinstance(i, str) and i for i in includes):
+        problems.append(
+            Problem(
+                "include", f"expected a list of file paths (got {shown_value(includes)})", shown
+            )
+        )
+        includes = []
+    for entry in includes:
+        target = (path.parent / entry).resolve()
+        if target in stack:
+            chain = " -> ".join(display_path(p) for p in (*stack, target))
+            problems.append(Problem("include", f"includes itself: {chain}", shown))
+            continue
+        _load_file(target, out, problems, (*stack, target), "include", shown)
+    _flatten(data, shown, path.parent, out, problems)
+
+
+def display_path(path: str | os.PathLike[str] | S3Path) -> str:
+    """The path as the user likely typed it: relative to the working directory if below it;
+    an object in storage as its URI (``s3://bucket/key``); a name that is not UTF-8
+    :func:`escaped`."""
+    if isinstance(path, S3Path) or (isinstance(path, str) and is_uri(path)):
+        return str(path)
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return escaped(os.fspath(path))
+    return escaped(os.fspath(path) if rel.startswith("..") else rel)
+
+
+def parse_override(assignment: str) -> tuple[str, Any]:
+    """``"output.dtype=uint16"`` -> ``("output.dtype", "uint16")``; the value is read as TOML
+    (``512``, ``true``, ``["a", "b"]``) and taken as a plain string when it is not TOML."""
+    key, sep, raw = assignment.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise JobError([Problem(key or assignment, "expected KEY=VALUE", COMMAND_LINE)])
+    raw = raw.strip()
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key, value
+
+
+def load_job(
+    path: str | os.PathLike[str] | None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Job:
+    """Read, merge and validate a job file; ``overrides`` (dotted keys, from the command line)
+    win over the file. Raises :class:`JobError` listing every problem."""
+    values: dict[str, _Value] = {}
+    problems: list[Problem] = []
+    job_file = Path(path).resolve() if path is not None else None
+    shown = display_path(job_file) if job_file else COMMAND_LINE
+    if job_file is not None:
+        if job_file.is_dir():
+            raise JobError([Problem("job", f"{shown} is a directory, expected a .toml file")])
+        _load_file(job_file, values, problems, (job_file,), "job", "")
+        if problems and problems[0].key == "job":  # unreadable: nothing else is worth saying
+            raise JobError(problems[:1], shown)
+    base = Path(cwd).resolve() if cwd is not None else Path.cwd()
+    for key, value in (overrides or {}).items():
+        if key not in BY_KEY:
+            hint = _suggest(key, list(BY_KEY))
+            problems.append(Problem(key, f"unknown key{hint}", COMMAND_LINE))
+            continue
+        values[key] = _Value(value, COMMAND_LINE, base)
+
+    resolved: dict[str, Any] = {}
+    for setting in SETTINGS:
+        entry = values.get(setting.key)
+        if entry is None:
+            if setting.default is REQUIRED:
+                problems.append(Problem(setting.key, "required key is missing"))
+                continue
+            resolved[setting.key] = setting.check(setting.default)
+            continue
+        try:
+            value = setting.check(entry.value)
+        except InvalidValue as exc:
+            problems.append(Problem(setting.key, str(exc), entry.source))
+            continue
+        if setting.path:
+            value = _resolve_paths(value, entry.base)
+        resolved[setting.key] = value
+    sources = {k: v.source for k, v in values.items()}
+    if not problems:
+        problems += _cross_checks(resolved, sources)
+    if problems:
+        raise JobError(problems, shown)
+    name = resolved["name"] or (job_file.stem if job_file else "job")
+    return Job(
+        file=job_file,
+        name=name,
+        inputs=resolved["input.paths"],
+        text_column=resolved["input.text_column"],
+        pair_column=resolved["input.pair_column"] or None,
+        tokenizer_path=as_path(resolved["tokenizer.path"]),
+        add_special_tokens=resolved["encode.add_special_tokens"],
+        special_tokens_in_text=resolved["encode.special_tokens_in_text"],
+        max_length=resolved["encode.max_length"],
+        truncation_strategy=resolved["encode.truncation_strategy"],
+        truncation_direction=resolved["encode.truncation_direction"],
+        output_dir=as_path(resolved["output.dir"]),
+        ids_column=resolved["output.ids_column"],
+        count_column=resolved["output.count_column"],
+        dtype=resolved["output.dtype"],
+        compression=resolved["output.compression"],
+        keep_columns=resolved["output.keep_columns"],
+        row_group_mb=resolved["output.row_group_mb"],
+        storage=StorageOptions(
+            endpoint=resolved["storage.endpoint"],
+            region=resolved["storage.region"],
+            anonymous=resolved["storage.anonymous"],
+        ),
+        format=resolved["output.format"],
+        append_eos=resolved["output.append_eos"],
+        pack_length=resolved["output.pack_length"],
+        pack_keep_last=resolved["output.pack_keep_last"],
+        workers=resolved["run.workers"],
+        bad_rows=resolved["run.bad_rows"],
+        shard_mb=resolved["run.shard_mb"],
+        batch_mb=resolved["run.batch_mb"],
+        cache_mb=resolved["run.cache_mb"],
+        executor=resolved["run.executor"],
+        ray_address=resolved["run.ray_address"],
+        stall_timeout=resolved["run.stall_timeout"],
+        sources=sources,
+    )
+
+
+def _resolve_paths(value: Any, base: Path) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_resolve_one(v, base) for v in value)
+    return _resolve_one(value, base)
+
+
+def _resolve_one(value: str, base: Path) -> str:
+    if is_uri(value):  # object storage: never relative to the job file
+        return value
+    expanded = os.path.expanduser(value)
+    return os.path.normpath(os.path.join(base, expanded))
+
+
+def _cross_checks(resolved: dict[str, Any], sources: dict[str, str]) -> list[Problem]:
+    problems = []
+
+    def problem(key: str, message: str) -> None:
+        problems.append(Problem(key, message, sources.get(key, "")))
+
+    text, pair = resolved["input.text_column"], resolved["input.pair_column"]
+    if pair == text:
+        problem("input.pair_column", f'must differ from input.text_column (both are "{text}")')
+    max_length = resolved["encode.max_length"]
+    if not isinstance(max_length, int):
+        for key in ("encode.truncation_strategy", "encode.truncation_direction"):
+            if key in sources:
+                problem(
+                    key,
+                    f'applies only with a numeric encode.max_length (got "{max_length}"); the '
+                    "tokenizer file's truncation keeps its own",
+                )
+    if resolved["encode.truncation_strategy"] == "only_second" and not pair:
+        problem(
+            "encode.truncation_strategy",
+            '"only_second" truncates the pair, but input.pair_column is not set',
+        )
+    for key in ("output.dir", "tokenizer.path"):
+        scheme = resolved[key].partition("://")[0] if is_uri(resolved[key]) else ""
+        if scheme and scheme not in OUTPUT_SCHEMES:
+            problem(key, f"must be a local path or an s3:// URI, not {scheme}:// (not supported)")
+        elif scheme and not resolved[key].partition("://")[2].strip("/"):
+            problem(key, f"names no bucket: {resolved[key]}")
+    if is_uri(resolved["output.dir"]) and not boto3_available():
+        problem("output.dir", BOTO3_MISSING)
+    if resolved["run.executor"] == "ray" and importlib.util.find_spec("ray") is None:
+        problem("run.executor", 'Ray is not installed: pip install "batchtok[ray]"')
+    if resolved["run.ray_address"] and resolved["run.executor"] != "ray":
+        problem("run.ray_address", 'applies only with run.executor = "ray"')
+    ids, count = resolved["output.ids_column"], resolved["output.count_column"]
+    if ids == count:
+        problem("output.count_column", f'must differ from output.ids_column (both are "{ids}")')
+    return problems

@@ -1,0 +1,377 @@
+"""Every job key once: its default, the check of its value and its help (:data:`SETTINGS`,
+which drives validation, ``batchtok run --help`` and docs/job-keys.md)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InvalidValue
+
+# ``batchtok audit``'s defaults: rows sampled and the sample's seed
+AUDIT_SAMPLE = 1000
+AUDIT_SEED = 0
+
+REQUIRED = object()
+COMMAND_LINE = "command line"
+
+
+# -- value checks: each returns the normalized value or raises InvalidValue -------------------
+
+
+def shown_value(value: Any) -> str:
+    text = repr(value) if not isinstance(value, bool) else str(value).lower()
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidValue(f"expected a non-empty string (got {shown_value(value)})")
+    return value
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidValue(f"expected true or false (got {shown_value(value)})")
+    return value
+
+
+def _choice(*allowed: str) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if value not in allowed:
+            listed = ", ".join(f'"{a}"' for a in allowed)
+            raise InvalidValue(f"expected one of {listed} (got {shown_value(value)})")
+        return value
+
+    return check
+
+
+def _positive_number(value: Any) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise InvalidValue(f"expected a number > 0 (got {shown_value(value)})")
+    return float(value)
+
+
+def _string_list(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise InvalidValue(f'expected a list of strings, e.g. ["{value}"] (got a string)')
+    if not isinstance(value, list) or not value:
+        raise InvalidValue(f"expected a non-empty list of strings (got {shown_value(value)})")
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item:
+            raise InvalidValue(f"item [{i}]: expected a non-empty string (got {shown_value(item)})")
+    return tuple(value)
+
+
+def _optional_string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise InvalidValue(f"expected a string (got {shown_value(value)})")
+    return value
+
+
+def _workers(value: Any) -> int:
+    if value == "auto":
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidValue(f'expected "auto" or an integer >= 1 (got {shown_value(value)})')
+    return value
+
+
+def _keep_columns(value: Any) -> tuple[str, ...] | None:
+    if value == "all":
+        return None
+    if isinstance(value, list) and not value:
+        return ()
+    if not isinstance(value, list):
+        raise InvalidValue(f'expected "all" or a list of column names (got {shown_value(value)})')
+    names = _string_list(value)
+    if len(set(names)) != len(names):
+        raise InvalidValue(f"column names must be unique (got {shown_value(value)})")
+    return names
+
+
+def _column_name(value: Any) -> str:
+    return _string(value)
+
+
+def _optional_column(value: Any) -> str:
+    if not isinstance(value, str):
+        raise InvalidValue(f'expected a column name, or "" for none (got {shown_value(value)})')
+    return value
+
+
+TRUNCATION_WORDS = ("tokenizer", "none")
+
+
+MAX_LENGTH_LIMIT = 2**31 - 1  # the token-count column is int32
+# run.stall_timeout's default. A worker reports progress after each batch it encodes (at most
+# run.batch_mb, 8 MB, of text, unless one row is longer: that batch gets the timeout once per
+# run.batch_mb it holds), after each 8192 rows it hashes and each row group it joins. Real
+# files encode at 1-10 MB/s a worker; the default allows a full batch 0.03 MB/s (an assumed
+# floor for a slow or overloaded machine, not a measurement), and uploads are at most one
+# 256 MB PUT or one 64 MB part between reports. A stopped worker costs five minutes, not a
+# night.
+STALL_TIMEOUT = 300.0
+
+
+def _max_length(value: Any) -> int | str:
+    if value in TRUNCATION_WORDS:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and value > MAX_LENGTH_LIMIT:
+        raise InvalidValue(
+            f'expected at most {MAX_LENGTH_LIMIT} ids (the token counts are int32; "none" '
+            f"turns truncation off) (got {shown_value(value)})"
+        )
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    hint = ' ("none" turns truncation off)' if value == 0 else ""
+    raise InvalidValue(
+        f'expected "tokenizer", "none" or an integer >= 1 (got {shown_value(value)}){hint}'
+    )
+
+
+def _append_eos(value: Any) -> bool | str:
+    if isinstance(value, bool) or (isinstance(value, str) and value):
+        return value
+    raise InvalidValue(f"expected true, false or a token's name (got {shown_value(value)})")
+
+
+def _pack_length(value: Any) -> int | None:
+    if value == "none":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_LENGTH_LIMIT:
+        return value
+    raise InvalidValue(
+        f'expected "none" or an integer from 1 to {MAX_LENGTH_LIMIT} (got {shown_value(value)})'
+    )
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str):
+        raise InvalidValue(f"expected a string (got {shown_value(value)})")
+    return value
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    default: Any
+    check: Callable[[Any], Any]
+    help: str
+    path: bool = False  # resolved against the directory of the file that sets it
+
+    @property
+    def shown_default(self) -> str:
+        if self.default is REQUIRED:
+            return "required"
+        if isinstance(self.default, str):
+            return f'"{self.default}"'
+        return shown_value(self.default)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("name", "", _name, "Job name for logs and the summary (default: the file's name)."),
+    Setting(
+        "input.paths",
+        REQUIRED,
+        _string_list,
+        "Inputs: files, directories (every *.parquet, *.jsonl and *.ndjson below, in any case, "
+        "JSON Lines maybe .gz/.zst; hidden and _-prefixed entries skipped; links followed once) "
+        "or globs (** for any depth). A .json file is read when named or globbed as *.json.",
+        path=True,
+    ),
+    Setting("input.text_column", "text", _column_name, "The string column to tokenize."),
+    Setting(
+        "input.pair_column",
+        "",
+        _optional_column,
+        "A second string column: each row is encoded as the pair (text, pair), as tokenizers "
+        'encodes (sequence, pair) inputs; "": single texts.',
+    ),
+    Setting("tokenizer.path", REQUIRED, _string, "A tokenizer.json file.", path=True),
+    Setting(
+        "encode.add_special_tokens",
+        True,
+        _boolean,
+        "Add the post-processor's special tokens (BOS/EOS...) around each text.",
+    ),
+    Setting(
+        "encode.special_tokens_in_text",
+        "special",
+        _choice("special", "text"),
+        'What special-token strings inside a text become: "special" (their id, as tokenizers '
+        'does by default) or "text" (encoded as ordinary text).',
+    ),
+    Setting(
+        "encode.max_length",
+        "tokenizer",
+        _max_length,
+        'Truncation: "tokenizer" (the tokenizer file\'s own truncation, if any, as tokenizers '
+        'applies it), "none" (never truncate), or the number of ids to keep per row, special '
+        "tokens included. Only the first window is written (a stride changes nothing here).",
+    ),
+    Setting(
+        "encode.truncation_strategy",
+        "longest_first",
+        _choice("longest_first", "only_first", "only_second"),
+        "Which sequence of a pair loses ids (tokenizers' strategy); only with a numeric "
+        "encode.max_length.",
+    ),
+    Setting(
+        "encode.truncation_direction",
+        "right",
+        _choice("right", "left"),
+        '"right" keeps the start of each sequence, "left" its end; only with a numeric '
+        "encode.max_length.",
+    ),
+    Setting("output.dir", REQUIRED, _string, "Output directory.", path=True),
+    Setting("output.ids_column", "input_ids", _column_name, "Name of the token-id column."),
+    Setting("output.count_column", "num_tokens", _column_name, "Name of the token-count column."),
+    Setting(
+        "output.dtype",
+        "int32",
+        _choice("int32", "uint16", "uint32"),
+        "Type of the ids (a list of it); uint16 and uint32 only where every id fits.",
+    ),
+    Setting(
+        "output.compression",
+        "zstd",
+        _choice("zstd", "snappy", "gzip", "brotli", "lz4", "none"),
+        "Parquet compression of the output.",
+    ),
+    Setting(
+        "output.format",
+        "parquet",
+        _choice("parquet", "megatron", "datatrove"),
+        'What each input file becomes: "parquet" (its rows with an ids column), "megatron" '
+        '(Megatron-LM\'s .bin/.idx indexed dataset) or "datatrove" (a .ds token file with '
+        ".ds.index and .ds.metadata, as nanotron reads).",
+    ),
+    Setting(
+        "output.append_eos",
+        False,
+        _append_eos,
+        "Append an end-of-text token to every non-empty document, as Megatron's --append-eod: "
+        "true (the file's own: <|endoftext|>, <|end_of_text|>, </s> or <eos>) or its name.",
+    ),
+    Setting(
+        "output.pack_length",
+        "none",
+        _pack_length,
+        "Pack each file's documents (with their EOS) into rows of exactly this many ids, in "
+        'order; "none" keeps one row per document. Packed Parquet holds the ids and count '
+        "columns only.",
+    ),
+    Setting(
+        "output.pack_keep_last",
+        True,
+        _boolean,
+        "With output.pack_length: keep each file's last, shorter row (false drops it).",
+    ),
+    Setting(
+        "output.keep_columns",
+        "all",
+        _keep_columns,
+        'Input columns copied to the output: "all", or a list of names ([] for none).',
+    ),
+    Setting(
+        "output.row_group_mb",
+        64.0,
+        _positive_number,
+        "Input row groups holding more text than this (MB) are split into several output row "
+        "groups; bounds a worker's memory.",
+    ),
+    Setting(
+        "storage.endpoint",
+        "",
+        _name,
+        'For s3:// inputs and outputs: an S3-compatible server ("http://127.0.0.1:9000"); "": AWS. '
+        "Credentials come from the AWS environment variables or profiles.",
+    ),
+    Setting(
+        "storage.region",
+        "",
+        _name,
+        'For s3:// inputs and outputs: the region; "": from the environment.',
+    ),
+    Setting(
+        "storage.anonymous",
+        False,
+        _boolean,
+        "For s3:// inputs and outputs: unsigned requests (public buckets, or a server "
+        "that takes no credentials).",
+    ),
+    Setting(
+        "run.workers",
+        "auto",
+        _workers,
+        'Worker processes: "auto" (all cores available to this process) or a count.',
+    ),
+    Setting(
+        "run.executor",
+        "local",
+        _choice("local", "ray"),
+        'Where the tasks run: "local" (forked worker processes) or "ray" (actors on a Ray '
+        'cluster; pip install "batchtok[ray]"). Same outputs, cache and resume either way.',
+    ),
+    Setting(
+        "run.ray_address",
+        "",
+        _optional_string,
+        'With run.executor = "ray": the cluster to join; "": $RAY_ADDRESS if set, else a '
+        "local cluster of run.workers CPUs.",
+    ),
+    Setting(
+        "run.bad_rows",
+        "null_ids",
+        _choice("null_ids", "empty_ids", "skip", "fail"),
+        "A row whose text is null (or cannot be encoded): write null ids, write empty ids, "
+        "leave the row out, or fail the run. Counted and logged with file and row either way.",
+    ),
+    Setting(
+        "run.shard_mb",
+        32.0,
+        _positive_number,
+        "Target text per shard (MB, whole row groups): a crash loses at most one shard of work "
+        "per worker.",
+    ),
+    Setting(
+        "run.batch_mb",
+        8.0,
+        _positive_number,
+        "Text read and encoded at a time by a worker (MB); bounds memory, not the output.",
+    ),
+    Setting(
+        "run.stall_timeout",
+        STALL_TIMEOUT,
+        _positive_number,
+        "Seconds a worker may go without reporting progress before it is killed and its task "
+        "retried in a fresh worker (a stopped process, a hung read); a batch holding more "
+        "than run.batch_mb of text (one long row) is allowed this much per run.batch_mb.",
+    ),
+    Setting(
+        "run.cache_mb",
+        48.0,
+        _positive_number,
+        "Memory a worker gives its cache of encoded pieces (MB, estimated): larger is faster "
+        "on varied text, and a worker's memory stays flat however large the input.",
+    ),
+)
+
+BY_KEY = {s.key: s for s in SETTINGS}
+SECTIONS = sorted({s.key.split(".")[0] for s in SETTINGS if "." in s.key})
+TOP_LEVEL = sorted({s.key for s in SETTINGS if "." not in s.key} | {"include"})
+
+
+def settings_table() -> str:
+    """Every key with its default, one a line (for --help and docs)."""
+    width = max(len(s.key) for s in SETTINGS)
+    shown = max(len(s.shown_default) for s in SETTINGS)
+    return "\n".join(f"{s.key:<{width}}  {s.shown_default:<{shown}}  {s.help}" for s in SETTINGS)

@@ -1,0 +1,113 @@
+"""The typed job: :class:`Job`, every setting validated and resolved, as the run reads it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import Problem
+from ..io.storage import StorageOptions
+from ..io.store import OutPath
+from .settings import STALL_TIMEOUT
+
+# -- the job -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Job:
+    """A validated job. Paths are absolute; ``sources`` says where each key was set."""
+
+    file: Path | None
+    name: str
+    inputs: tuple[str, ...]
+    text_column: str
+    pair_column: str | None
+    tokenizer_path: OutPath  # a local file or an s3:// object
+    add_special_tokens: bool
+    special_tokens_in_text: str
+    max_length: int | str  # a count, or "tokenizer" / "none"
+    truncation_strategy: str
+    truncation_direction: str
+    output_dir: OutPath  # a local directory or an s3:// prefix
+    ids_column: str
+    count_column: str
+    dtype: str
+    compression: str
+    keep_columns: tuple[str, ...] | None
+    row_group_mb: float
+    workers: int
+    bad_rows: str
+    shard_mb: float
+    batch_mb: float
+    cache_mb: float
+    storage: StorageOptions = StorageOptions()
+    format: str = "parquet"
+    append_eos: bool | str = False
+    pack_length: int | None = None
+    pack_keep_last: bool = True
+    executor: str = "local"
+    ray_address: str = ""
+    stall_timeout: float = STALL_TIMEOUT
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def problem(self, key: str, message: str) -> Problem:
+        return Problem(key, message, self.sources.get(key, ""))
+
+    def encode_options(self) -> dict[str, Any]:
+        """The encode settings as the job gives them (the cache key holds the options they
+        resolve to with the tokenizer: see :func:`batchtok.runner.exec.encode.applied_options`)."""
+        return {
+            "add_special_tokens": self.add_special_tokens,
+            "special_tokens_in_text": self.special_tokens_in_text,
+            "max_length": self.max_length,
+            "truncation_strategy": self.truncation_strategy,
+            "truncation_direction": self.truncation_direction,
+        }
+
+    def output_format(self) -> dict[str, Any]:
+        """The options that decide the output file's bytes besides the ids."""
+        return {
+            "ids_column": self.ids_column,
+            "count_column": self.count_column,
+            "dtype": self.dtype,
+            "compression": self.compression,
+            "bad_rows": self.bad_rows,
+            "row_group_mb": self.row_group_mb,
+            "format": self.format,
+            "append_eos": self.append_eos,
+            "pack_length": self.pack_length,
+            "pack_keep_last": self.pack_keep_last,
+        }
+
+    @property
+    def derived_output(self) -> bool:
+        """The output is built from parts when a file is complete (a trainer format, or packed
+        rows), not row groups copied in place."""
+        return self.format != "parquet" or self.pack_length is not None
+
+    def describe(self) -> dict[str, Any]:
+        """Every setting, as JSON-friendly values (for the run summary)."""
+        return {
+            "name": self.name,
+            "file": str(self.file) if self.file else None,
+            "inputs": list(self.inputs),
+            "text_column": self.text_column,
+            "pair_column": self.pair_column,
+            "tokenizer": str(self.tokenizer_path),
+            "encode": self.encode_options(),
+            "output": {
+                "dir": str(self.output_dir),
+                **self.output_format(),
+                "keep_columns": "all" if self.keep_columns is None else list(self.keep_columns),
+            },
+            "run": {
+                "workers": self.workers or "auto",
+                "executor": self.executor,
+                "shard_mb": self.shard_mb,
+                "batch_mb": self.batch_mb,
+                "cache_mb": self.cache_mb,
+                "stall_timeout": self.stall_timeout,
+            },
+        }
