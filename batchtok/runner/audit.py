@@ -29,7 +29,7 @@ size give the same rows. The text comes from the inputs, read by the runner's ow
   next document, so a wrong length anywhere shows as a mismatch, never as a skip.
 
 Nothing is written: outputs and inputs are only read, local or in object storage, through the
-runner's own readers (:mod:`.io.store` for outputs: ``readable`` for Parquet, ``FILES`` for a
+runner's own readers (:mod:`.io.stores` for outputs: ``readable`` for Parquet, ``FILES`` for a
 trainer format's files; :func:`.inputs.files.open_source` for inputs).
 """
 
@@ -49,7 +49,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from batchtok.formats.files import FormatError, read_sidecar
+from batchtok.formats.files import FormatError
 
 from . import exit_codes as codes
 from .errors import OracleMissing, RunnerError
@@ -57,10 +57,11 @@ from .exec.encode import Encoder, TokenizerFacts, applied_truncation, described_
 from .exec.worker import EncodeSettings, read_batches, texts_and_bad_rows
 from .inputs.files import InputFile, open_source
 from .inputs.jsonl import is_jsonl, jsonl_compression, open_stream, read_rows
-from .io import store
+from .io import stores
 from .job import Job, display_path
 from .job.settings import AUDIT_SAMPLE, AUDIT_SEED
-from .outputs.parquet import PAGE_CHECKSUMS, TYPECODES, output_path_prefix, read_metadata
+from .outputs.formats import FORMATS
+from .outputs.parquet import PAGE_CHECKSUMS, TYPECODES
 from .plan.prepare import Prepared, plan_job, prepare
 from .plan.tasks import encode_settings
 
@@ -393,7 +394,7 @@ class ParquetRows:
         self.path = path
         self.columns = [ids_column, count_column]
         self.problems = problems
-        self.file = pq.ParquetFile(store.readable(path), page_checksum_verification=PAGE_CHECKSUMS)
+        self.file = pq.ParquetFile(stores.readable(path), page_checksum_verification=PAGE_CHECKSUMS)
         meta = self.file.metadata
         self.starts = list(
             accumulate((meta.row_group(i).num_rows for i in range(meta.num_row_groups)), initial=0)
@@ -415,7 +416,7 @@ class ParquetRows:
         except (OSError, pa.ArrowException) as exc:
             problem = f"{self.path} row group {i} does not read back whole ({exc})"
         try:
-            unchecked = pq.ParquetFile(store.readable(self.path), page_checksum_verification=False)
+            unchecked = pq.ParquetFile(stores.readable(self.path), page_checksum_verification=False)
             table = unchecked.read_row_group(i, columns=self.columns, use_threads=False)
         except (OSError, pa.ArrowException) as exc:
             self.problems.append(f"{problem}; nor without page checksums ({exc})")
@@ -464,8 +465,8 @@ class DataFile:
         self.path = path
         self.typecode = TYPECODES[dtype]
         self.itemsize = array(self.typecode).itemsize
-        self.total = store.size_of(path) // self.itemsize
-        self.file = store.open_binary(path)
+        self.total = stores.size_of(path) // self.itemsize
+        self.file = stores.open_binary(path)
         self.buffer, self.buffer_at = b"", 0  # bytes read ahead, from byte buffer_at
 
     def close(self) -> None:
@@ -499,7 +500,7 @@ class PackedRows:
         self.rows = rows
         self.length = length
         self.problems = problems
-        counts = pq.read_table(store.readable(rows.path), columns=[rows.columns[1]])
+        counts = pq.read_table(stores.readable(rows.path), columns=[rows.columns[1]])
         counts = counts.column(0).to_pylist()
         wrong = [i for i, n in enumerate(counts[:-1]) if n != length]
         if wrong:
@@ -579,6 +580,7 @@ class JobAudit:
     def __init__(self, prep: Prepared, report: AuditReport, oracle: Oracle) -> None:
         self.prep = prep
         self.job = prep.job
+        self.output_format = FORMATS[self.job.format]
         self.facts: TokenizerFacts = prep.facts
         self.report = report
         self.oracle = oracle
@@ -618,7 +620,7 @@ class JobAudit:
         format and options place them."""
         if self.job.pack_length is not None:
             self.packed(f, audit, rows)
-        elif self.job.format == "parquet" and self.job.bad_rows != "skip":
+        elif not self.output_format.token_file and self.job.bad_rows != "skip":
             self.direct(f, audit, rows)
         else:
             self.by_document(f, audit, rows)
@@ -627,11 +629,7 @@ class JobAudit:
         """The output's recorded tokenizer and options are the job's (else its ids are another
         job's: a problem, and the mismatches say where)."""
         try:
-            if self.job.format == "parquet":
-                doc, _ = read_metadata(out)
-            else:
-                prefix = output_path_prefix(out, self.job.format)
-                doc = read_sidecar(prefix, store.FILES)["provenance"]
+            doc, _ = self.output_format.provenance(out)
         except (OSError, pa.ArrowException, ValueError, KeyError) as exc:
             self.report.problems.append(f"{out}: its provenance cannot be read ({exc})")
             return
@@ -715,7 +713,7 @@ class JobAudit:
 
     def by_document(self, f: InputFile, audit: FileAudit, rows: list[int]) -> None:
         problems = self.report.problems
-        if self.job.format == "parquet":
+        if not self.output_format.token_file:
             out: Any = ParquetRows(
                 audit.output, self.job.ids_column, self.job.count_column, problems
             )
@@ -739,9 +737,9 @@ class JobAudit:
         audit.located_by = (
             f"document number: the input row less the bad rows before it ({how} read), "
             f"checked against the output's {count} {what}"
-            + ("" if self.job.format == "parquet" else "; offsets and lengths from its index")
+            + ("; offsets and lengths from its index" if self.output_format.token_file else "")
         )
-        if self.job.format == "parquet":
+        if not self.output_format.token_file:
             written = out.rows(sorted(d for d, e in found.values()))
             for row in rows:
                 document, expected = found[row]
@@ -753,22 +751,15 @@ class JobAudit:
         self._compare_documents(f, audit, rows, found)
 
     def _trainer_lengths(self, out: str) -> Any:
-        from batchtok.formats import datatrove, megatron
-
         try:
-            if self.job.format == "megatron":
-                prefix = output_path_prefix(out, "megatron")
-                return megatron.document_lengths(prefix, store.FILES)
-            return datatrove.document_lengths(out, files=store.FILES)
+            return self.output_format.document_lengths(out)
         except (OSError, FormatError) as exc:
             self.report.problems.append(f"{out} cannot be read: {exc}")
             return None
 
     def _data_file(self, out: str, dtype: str) -> DataFile:
         """The output's data file, open until the file's audit ends."""
-        path = (
-            output_path_prefix(out, "megatron") + ".bin" if self.job.format == "megatron" else out
-        )
+        path = self.output_format.data_file(out)
         return self.open_files.enter_context(contextlib.closing(DataFile(path, dtype)))
 
     def _compare_documents(
@@ -826,7 +817,7 @@ class JobAudit:
         document before it, checked up to the first token of the next one."""
         job, problems = self.job, self.report.problems
         assert job.pack_length is not None
-        if job.format == "parquet":
+        if not self.output_format.token_file:
             stream: Any = PackedRows(
                 ParquetRows(audit.output, job.ids_column, job.count_column, problems),
                 job.pack_length,
@@ -908,7 +899,7 @@ def audit_job(job: Job, sample: int = AUDIT_SAMPLE, seed: int = AUDIT_SEED) -> A
     # whose stat changed are not hashed again: their outputs cannot be vouched for).
     planned = plan_job(job, hash_inputs=False)
     for planned_file in planned["files"]:
-        if planned_file["complete"] or not store.as_path(planned_file["output"]).exists():
+        if planned_file["complete"] or not stores.as_path(planned_file["output"]).exists():
             continue
         output, source = display_path(planned_file["output"]), planned_file["file"]
         statuses = [s["status"] for s in planned_file["shards"]]

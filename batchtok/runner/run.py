@@ -48,9 +48,9 @@ from .exec.worker import (
 )
 from .exit_codes import EXIT_FAILURE, EXIT_OK, EXIT_OK_WITH_BAD_ROWS
 from .inputs.files import InputFile, jsonl_memo
-from .io.lock import RunLock, S3RunLock, check_lock, run_lock
-from .io.store import S3Path, abort_uploads, abort_uploads_of, as_path, local_tmp_dir
-from .io.store import configure as configure_storage
+from .io.lock import Lock, check_lock, run_lock
+from .io.stores import as_path, store_of
+from .io.stores import configure as configure_storage
 from .job import Job
 from .outputs.ownership import check_outputs, claim
 from .outputs.parquet import use_returning_memory_pool
@@ -135,7 +135,8 @@ class _Run:
         self.sdir = state_dir(job)
         # Temporary files are local (an S3 output's are uploaded once whole).
         out = job.output_dir
-        self.tmp_dir = local_tmp_dir(out) if isinstance(out, S3Path) else self.sdir / "tmp"
+        self.store = store_of(out)
+        self.tmp_dir = self.store.tmp_dir(out, self.sdir)
         self.parts_dir = self.sdir / "parts"
         self.records = Records(self.sdir)
         self.stats = RunStats()
@@ -144,7 +145,7 @@ class _Run:
         self.stopping = ""  # why the run stopped dispatching, if it did
         self.workers = job.workers or available_cores()
         self.memory_pool = ""
-        self.lock: RunLock | S3RunLock | None = None
+        self.lock: Lock | None = None
 
     # -- top level ----------------------------------------------------------------------
 
@@ -205,7 +206,7 @@ class _Run:
     def _check_writable(self) -> None:
         """Refuse (exit 2) a state directory the lock could be taken in but nothing written
         to (a read-only directory holding a writable lock file): every shard would fail."""
-        if isinstance(self.job.output_dir, S3Path):
+        if not self.store.renames:  # its temporary files are local, its outputs uploaded
             return
         probe = self.tmp_dir / f"probe.{os.getpid()}"
         try:
@@ -233,9 +234,9 @@ class _Run:
     def _abort_uploads(self) -> None:
         """Abort the incomplete multipart uploads under an S3 output: only the lock holder
         uploads there, so they are a killed run's."""
-        if isinstance(self.job.output_dir, S3Path):
+        if not self.store.renames:
             try:
-                aborted = abort_uploads(self.job.output_dir)
+                aborted = self.store.abort_incomplete(self.job.output_dir)
             except OSError as exc:  # invisible anyway; the next run tries again
                 log.warning("%s", exc)
                 return
@@ -479,9 +480,9 @@ class _Run:
         the upload it had started."""
         if failure.died:
             dest = getattr(task, "dest", "")
-            if isinstance(self.job.output_dir, S3Path) and dest:
+            if dest:
                 try:
-                    abort_uploads_of(dest)
+                    self.store.abort_incomplete_of(dest)
                 except OSError as exc:  # the next run (holding the lock) aborts it
                     log.warning("%s", exc)
             for leftover in self.tmp_dir.glob(f"*.{failure.pid}.parquet.tmp"):

@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import batchtok.runner.plan.prepare as prepare_module
-from batchtok.runner.plan.keys import TextHasher, stat_of
+from batchtok.runner.io.stores import stat_of
+from batchtok.runner.plan.keys import TextHasher
 from tests.support.runner import (
     GPT2,
     basic_job,

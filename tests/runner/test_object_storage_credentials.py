@@ -13,7 +13,8 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 
-from batchtok.runner.io import storage, store
+from batchtok.runner.io import arrow_fs as storage
+from batchtok.runner.io import s3 as store
 from tests.support.runner import GPT2, basic_job, invoke, texts, write_parquet
 from tests.support.s3 import bucket, moto_server, upload_tree
 

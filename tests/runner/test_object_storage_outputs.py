@@ -21,11 +21,10 @@ import pytest
 
 from batchtok.runner.errors import LockHeld
 from batchtok.runner.io import lock as lock_module
-from batchtok.runner.io import store
+from batchtok.runner.io import s3
+from batchtok.runner.io.arrow_fs import StorageOptions
 from batchtok.runner.io.lock import S3RunLock, object_lock_run_id
-from batchtok.runner.io.storage import StorageOptions
-from batchtok.runner.io.store import S3Path
-from batchtok.runner.job import files as job_module
+from batchtok.runner.io.s3 import S3Path
 from batchtok.runner.outputs import parquet as output_module
 from tests.support.runner import GPT2, REPO, basic_job, invoke, texts, write_parquet
 from tests.support.s3 import (
@@ -117,7 +116,7 @@ def test_an_s3_output_holds_the_files_a_local_output_holds_and_a_rerun_redoes_no
 def _put_log(monkeypatch: pytest.MonkeyPatch, log: Path) -> Callable[[], list[str]]:
     """Log the key of every PUT (single or multipart) this process's S3 clients send from
     now on, and those of the workers it forks; returns a reader of the log, in order."""
-    make = store.client
+    make = s3.client
 
     def record(params: dict, **_: object) -> None:
         with open(log, "a", encoding="utf-8") as f:  # one short append: atomic
@@ -131,8 +130,8 @@ def _put_log(monkeypatch: pytest.MonkeyPatch, log: Path) -> Callable[[], list[st
             s3._logged = True
         return s3
 
-    monkeypatch.setattr(store, "_CLIENTS", {})  # new clients, logged here only
-    monkeypatch.setattr(store, "client", counting)
+    monkeypatch.setattr(s3, "_CLIENTS", {})  # new clients, logged here only
+    monkeypatch.setattr(s3, "client", counting)
     return lambda: log.read_text(encoding="utf-8").split() if log.exists() else []
 
 
@@ -265,7 +264,7 @@ def test_an_s3_output_without_boto3_and_other_schemes_are_refused_naming_the_key
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_parquet(tmp_path / "in" / "a.parquet", texts(20))
-    monkeypatch.setattr(job_module, "boto3_available", lambda: False)
+    monkeypatch.setattr(s3, "boto3_available", lambda: False)
     code, output = invoke("run", basic_job(tmp_path, output__dir="s3://some-bucket/x"))
     assert code == 2 and "output.dir" in output, output
     assert 'S3 outputs need boto3: pip install "batchtok[s3]"' in output, output
@@ -278,27 +277,27 @@ def test_an_upload_that_fails_leaves_no_object_and_no_incomplete_upload(
     tmp_path: Path, endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bucket(endpoint, "out-d")
-    store.configure(StorageOptions(endpoint=endpoint))
-    monkeypatch.setattr(store, "MULTIPART_BYTES", 1)  # every file in parts of 5 MiB
-    monkeypatch.setattr(store, "PART_BYTES", 5 * 2**20)
-    original = store.upload_part
+    s3.configure(StorageOptions(endpoint=endpoint))
+    monkeypatch.setattr(s3, "MULTIPART_BYTES", 1)  # every file in parts of 5 MiB
+    monkeypatch.setattr(s3, "PART_BYTES", 5 * 2**20)
+    original = s3.upload_part
 
     def fail_second(s3: object, dest: S3Path, upload_id: str, number: int, chunk: bytes) -> str:
         if number == 2:
             raise ConnectionError("the network went away")
         return original(s3, dest, upload_id, number, chunk)
 
-    monkeypatch.setattr(store, "upload_part", fail_second)
+    monkeypatch.setattr(s3, "upload_part", fail_second)
     tmp = tmp_path / "big.bin"
     tmp.write_bytes(os.urandom(6 * 2**20))
     dest = S3Path("out-d", "tokens/big.bin")
     with pytest.raises(OSError, match="cannot upload s3://out-d/tokens/big.bin"):
-        store.upload(tmp, dest)
+        s3.upload(tmp, dest)
     assert dest.head() is None
     assert incomplete_uploads(endpoint, "out-d") == []
     assert tmp.exists()  # the caller's to delete (AtomicParquet.abort does)
-    monkeypatch.setattr(store, "upload_part", original)
-    store.upload(tmp, dest)
+    monkeypatch.setattr(s3, "upload_part", original)
+    s3.upload(tmp, dest)
     assert objects(endpoint, "out-d", "tokens/")["big.bin"] == dest.read_bytes()
     assert not tmp.exists()
 
@@ -312,10 +311,10 @@ def test_a_worker_killed_mid_upload_leaves_nothing_visible_and_the_retry_complet
     on_disk = basic_job(tmp_path / "disk", input__paths=[str(local_in)], run__shard_mb=0.002)
     code, output = invoke("run", on_disk)
     assert code == 0, output
-    monkeypatch.setattr(store, "MULTIPART_BYTES", 1)  # every upload multipart
+    monkeypatch.setattr(s3, "MULTIPART_BYTES", 1)  # every upload multipart
     marker = tmp_path / "killed.json"
     parent = os.getpid()
-    original = store.upload_part
+    original = s3.upload_part
 
     def killed(s3: object, dest: S3Path, upload_id: str, number: int, chunk: bytes) -> str:
         etag = original(s3, dest, upload_id, number, chunk)
@@ -334,7 +333,7 @@ def test_a_worker_killed_mid_upload_leaves_nothing_visible_and_the_retry_complet
             os.kill(os.getpid(), signal.SIGKILL)  # kill -9, its part uploaded, not completed
         return etag
 
-    monkeypatch.setattr(store, "upload_part", killed)
+    monkeypatch.setattr(s3, "upload_part", killed)
     job = _s3_job(tmp_path, local_in, endpoint, "s3://out-e/tokens", run__shard_mb=0.002)
     code, output = invoke("run", job)
     assert code == 0, output
@@ -404,7 +403,7 @@ def test_a_second_run_on_an_s3_output_exits_4_naming_the_holder(
 
 def test_s3_locks_exclude_each_other_and_one_of_two_takeovers_wins(endpoint: str) -> None:
     bucket(endpoint, "lock-b")
-    store.configure(StorageOptions(endpoint=endpoint))
+    s3.configure(StorageOptions(endpoint=endpoint))
     path = S3Path("lock-b", "tokens/.batchtok/lock")
     first = S3RunLock(path, job="first").acquire()
     with pytest.raises(LockHeld, match="another run holds"):
@@ -426,7 +425,7 @@ def test_an_s3_lock_heartbeat_rewrites_it_only_while_it_is_ours(
     endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bucket(endpoint, "lock-e")
-    store.configure(StorageOptions(endpoint=endpoint))
+    s3.configure(StorageOptions(endpoint=endpoint))
     path = S3Path("lock-e", "tokens/.batchtok/lock")
     held = S3RunLock(path).acquire()
     monkeypatch.setattr(lock_module, "HEARTBEAT_SECONDS", 0.0)
@@ -491,9 +490,9 @@ def test_an_s3_lock_deleted_mid_run_stops_publishing(
 # after writing a marker: the test kills the whole run there, as a power loss would.
 BLOCKED_RUN = """
 import os, sys, time
-from batchtok.runner.io import store
-store.MULTIPART_BYTES = 1
-original = store.upload_part
+from batchtok.runner.io import s3, stores
+s3.MULTIPART_BYTES = 1
+original = s3.upload_part
 def blocked(s3, dest, upload_id, number, chunk):
     etag = original(s3, dest, upload_id, number, chunk)
     if "/.batchtok/" not in dest.key:
@@ -505,7 +504,7 @@ def blocked(s3, dest, upload_id, number, chunk):
         os.close(fd)
         time.sleep(600)
     return etag
-store.upload_part = blocked
+s3.upload_part = blocked
 from batchtok.runner.cli import main
 main(["run", sys.argv[1]])
 """
@@ -549,7 +548,7 @@ def test_a_run_killed_mid_upload_leaves_nothing_visible_and_the_next_run_resumes
         proc.wait()
     key = marker.read_text()
     assert key in incomplete_uploads(endpoint, "out-g")
-    store.configure(StorageOptions(endpoint=endpoint))
+    s3.configure(StorageOptions(endpoint=endpoint))
     assert S3Path("out-g", key).head() is None  # started, never visible
     code, output = invoke("run", job)
     assert code == 0, output

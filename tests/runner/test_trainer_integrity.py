@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from batchtok.formats import datatrove, megatron
-from batchtok.runner.plan.keys import stat_of
+from batchtok.runner.io.stores import stat_of
 from tests.support.runner import basic_job, invoke, oracle_ids, summary, texts, write_parquet
 from tests.support.s3 import bucket, moto_server, objects, s3_client
 

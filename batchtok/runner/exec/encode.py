@@ -22,7 +22,6 @@ the ids depend on which rows share a batch).
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from array import array
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
     from batchtok import Tokenizer
 
 from ..errors import JobError, reason
-from ..io.store import OutPath, S3Path
+from ..io.stores import OutPath, write_whole
 from ..job import Job
 from ..plan.keys import digests
 
@@ -252,14 +251,7 @@ def remembered_facts(state_dir: OutPath, xxh3: str) -> TokenizerFacts | None:
 
 def remember_facts(state_dir: OutPath, facts: TokenizerFacts) -> None:
     target = state_dir / "tokenizers" / f"{facts.xxh3}.json"
-    if isinstance(target, S3Path):  # one PUT: atomic
-        target.write_text(json.dumps(facts.to_json()))
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(facts.to_json(), f)
-    os.replace(tmp, target)
+    write_whole(target, json.dumps(facts.to_json()).encode())
 
 
 def applied_truncation(job: Job, facts: TokenizerFacts) -> dict[str, Any] | None:

@@ -31,19 +31,20 @@ if TYPE_CHECKING:
 from ..errors import BadRowError, CorruptFileError, InputChangedError
 from ..inputs import text_arrays
 from ..inputs.jsonl import Block, block_bytes_of, open_stream, read_rows
-from ..io import store
+from ..io import stores
+from ..io.arrow_fs import StorageOptions, is_uri, open_input
+from ..io.arrow_fs import stat as storage_stat
 from ..io.lock import check_lock
-from ..io.storage import StorageOptions, is_uri, open_input
-from ..io.storage import stat as storage_stat
+from ..io.stores import stat_key
+from ..outputs.formats import DEFAULT_FORMAT, FORMATS
 from ..outputs.parquet import (
     PAGE_CHECKSUMS,
     TYPECODES,
     AtomicParquet,
     copy_row_groups,
     list_arrays,
-    output_path_prefix,
 )
-from ..plan.keys import RowGroupHash, file_xxh3, hash_row_groups, stat_key
+from ..plan.keys import RowGroupHash, file_xxh3, hash_row_groups
 from ..report.stats import ShardStats
 from ..report.token_stats import IdCounter, TokenStats
 from .encode import Encoder, SpecialCounter, TokenizerFacts
@@ -80,7 +81,7 @@ def prepare_workers(
     """Set what encode tasks use; call in the parent before forking the workers. ``lock``:
     the run lock's path and run id, checked before each file is published."""
     _STATE.update(tokenizer=tok, facts=facts, settings=settings, lock=lock)
-    store.configure(settings.storage)  # S3 outputs: the job's endpoint, in every worker
+    stores.configure(settings.storage)  # the job's endpoint, in every worker
 
 
 def set_alive(notify: Callable[[int], None] | None) -> None:
@@ -89,7 +90,7 @@ def set_alive(notify: Callable[[int], None] | None) -> None:
     step of hashing or joining, and after each part of an upload (0). The local executor's
     stall watch (``run.stall_timeout``) hears it; call in the worker process."""
     _STATE["alive"] = notify
-    store.set_heartbeat(None if notify is None else lambda: notify(0))
+    stores.set_heartbeat(None if notify is None else lambda: notify(0))
 
 
 def _alive(text_bytes: int = 0) -> None:
@@ -576,7 +577,7 @@ class AssembleTask:
     # previous output, verified by its page checksums)
     sources: tuple[tuple[str, int, int, str], ...]
     tag: str
-    format: str = "parquet"
+    format: str = DEFAULT_FORMAT
     pack_length: int | None = None  # cut the file's ids into rows of this many
     pack_keep_last: bool = True
     token_dtype: str = ""  # a trainer format's
@@ -601,7 +602,7 @@ TaskResult = HashResult | ShardResult | JoinResult
 def assemble_file(task: AssembleTask, report: Report) -> JoinResult:
     """Write ``task.dest`` from row groups of parts and of the previous output, in order."""
     settings: EncodeSettings = _STATE["settings"]
-    if task.format != "parquet" or task.pack_length is not None:
+    if FORMATS[task.format].token_file or task.pack_length is not None:
         return _assemble_derived(task)
     with AtomicParquet(
         task.dest,
@@ -634,7 +635,7 @@ def _part_documents(task: AssembleTask) -> Iterator[Any]:
     every page's checksum verified."""
     for source, first, end, digest in task.sources:
         _check_part(source, digest)
-        pf = pq.ParquetFile(store.readable(source), page_checksum_verification=PAGE_CHECKSUMS)
+        pf = pq.ParquetFile(stores.readable(source), page_checksum_verification=PAGE_CHECKSUMS)
         ids_name = task.schema.names[0]  # a derived output's parts hold ids and counts only
         for i in range(first, end):
             column = pf.read_row_group(i, columns=[ids_name], use_threads=False).column(0)
@@ -652,24 +653,19 @@ def _part_documents(task: AssembleTask) -> Iterator[Any]:
 
 def _assemble_derived(task: AssembleTask) -> JoinResult:
     """A trainer-format file, or packed Parquet rows, from the file's parts in order."""
-    if task.format == "parquet":
+    output_format = FORMATS[task.format]
+    if not output_format.token_file:
         return _assemble_packed_parquet(task)
-    from batchtok.formats.datatrove import DatatroveWriter
-    from batchtok.formats.megatron import MegatronWriter
-
-    options = {
-        "provenance": task.provenance,
-        "pack_length": task.pack_length,
-        "keep_last": task.pack_keep_last,
+    writer = output_format.writer(
+        task.dest,
+        task.tmp_dir,
+        task.token_dtype,
+        task.provenance,
+        pack_length=task.pack_length,
+        keep_last=task.pack_keep_last,
         # to S3: uploaded in the same order as renamed on disk, the primary file last
-        "publisher": store.publish_set if store.is_object(task.dest) else None,
-    }
-    prefix = output_path_prefix(task.dest, task.format)
-    if task.format == "megatron":
-        writer: Any = MegatronWriter(prefix, task.tmp_dir, task.token_dtype, **options)
-    else:
-        name = str((task.provenance or {}).get("tokenizer", {}).get("name") or "tokenizer")
-        writer = DatatroveWriter(prefix, task.tmp_dir, task.token_dtype, name, **options)
+        publisher=stores.store_of(task.dest).set_publisher(),
+    )
     _publish_guard()
     with writer:
         for ids in _part_documents(task):

@@ -35,9 +35,9 @@ from pathlib import Path
 from batchtok.formats.files import SIDECAR
 
 from ..errors import JobError, Problem
+from ..io.arrow_fs import is_uri, list_files
 from ..io.names import escaped
-from ..io.storage import is_uri, list_files
-from ..io.store import S3Path
+from ..io.stores import store_of
 from ..job import Job
 from .jsonl import PLAIN_SUFFIXES, jsonl_compression, output_name
 
@@ -304,7 +304,7 @@ def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
     found: dict[str, tuple[str, int]] = {}  # output name -> (path, index of the pattern)
     seen: set[str] = set()  # real paths (URIs) taken
     out_real = os.path.realpath(str(job.output_dir))
-    to_objects = isinstance(job.output_dir, S3Path)
+    to_objects = not store_of(job.output_dir).renames
     for i, pattern in enumerate(job.inputs):
         entry = _entry(job, i, pattern, problems, warnings)
         if entry is None:

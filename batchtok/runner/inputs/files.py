@@ -19,9 +19,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import JobError, Problem, reason
-from ..io.storage import StorageOptions, is_uri, open_input, stat
+from ..io.arrow_fs import StorageOptions, is_uri, open_input, stat
+from ..io.stores import stat_key
 from ..job import Job
-from ..plan.keys import Records, stat_key
+from ..plan.keys import Records
 from . import text_arrays
 from .discovery import capped, expand_inputs
 from .jsonl import Block, is_jsonl, jsonl_compression, scan_blocks

@@ -1,2 +1,2 @@
-"""Where bytes live: local files and object storage (inputs read through ``pyarrow.fs``,
-outputs and state written atomically), the run's lock, and how file names are shown."""
+"""Where bytes live: :data:`.stores.STORES`, local files and S3 (:mod:`.s3`), by URI scheme;
+inputs read through ``pyarrow.fs`` (:mod:`.arrow_fs`); the run's lock; how file names are shown."""

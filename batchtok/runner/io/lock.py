@@ -199,7 +199,8 @@ def check_lock(path: Path | str, identity: str) -> None:
     """Raise :class:`LockLost` unless the lock at ``path`` (a file, or an S3 object) still
     names the run id ``identity``; called before anything is published (by the workers too,
     on any node)."""
-    from .store import S3Path, is_object
+    from .s3 import S3Path
+    from .stores import is_object
 
     if is_object(path) or isinstance(path, S3Path):
         if object_lock_run_id(S3Path.parse(str(path))) != identity:
@@ -230,7 +231,7 @@ def unfinished_run(path: Path) -> Holder | None:
     """The run that took the lock and ended without releasing it (killed), if the lock is
     free now: a finished run empties the file, a killed one leaves its name in it (an S3
     run deletes its lock object; a killed one leaves it, stale)."""
-    from .store import S3Path
+    from .s3 import S3Path
 
     if isinstance(path, S3Path):
         found = read_object_lock(path)
@@ -246,7 +247,7 @@ def unfinished_run(path: Path) -> Holder | None:
 
 def current_holder(path: Path) -> Holder | None:
     """Who holds the lock now (None if nobody), without taking it."""
-    from .store import S3Path
+    from .s3 import S3Path
 
     if isinstance(path, S3Path):
         found = read_object_lock(path)
@@ -318,7 +319,7 @@ class S3RunLock:
 
     def _put(self, **condition: str) -> bool:
         """Write the lock under ``condition``; False if the condition did not hold."""
-        from .store import client, error_code, request_failed
+        from .s3 import client, error_code, request_failed
 
         self._beats += 1
         try:
@@ -374,7 +375,7 @@ class S3RunLock:
         return not self._lost
 
     def release(self) -> None:
-        from .store import client, error_code
+        from .s3 import client, error_code
 
         if self._lost or not self.etag:
             return
@@ -399,7 +400,7 @@ class S3RunLock:
 
 def _get_object_lock(path: Any) -> tuple[dict[str, Any], str] | None:
     """The GET response of an S3 lock and its text; None if there is none."""
-    from .store import client, error_code, request_failed
+    from .s3 import client, error_code, request_failed
 
     try:
         found = client().get_object(Bucket=path.bucket, Key=path.key)
@@ -439,8 +440,12 @@ def object_lock_run_id(path: Any) -> str | None:
     return data.get("run_id") if isinstance(data, dict) else None
 
 
-def run_lock(path: Any, job: str = "") -> RunLock | S3RunLock:
+#: The lock of an output directory, local or in object storage (:func:`run_lock`).
+Lock = RunLock | S3RunLock
+
+
+def run_lock(path: Any, job: str = "") -> Lock:
     """The run lock of an output: a local file's, or an S3 object's."""
-    from .store import S3Path
+    from .s3 import S3Path
 
     return S3RunLock(path, job) if isinstance(path, S3Path) else RunLock(path, job)

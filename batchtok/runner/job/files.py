@@ -45,9 +45,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidValue, JobError, Problem, reason
+from ..io.arrow_fs import StorageOptions, is_uri
 from ..io.names import escaped
-from ..io.storage import StorageOptions, is_uri
-from ..io.store import BOTO3_MISSING, OUTPUT_SCHEMES, S3Path, as_path, boto3_available
+from ..io.stores import STORES, OutPath, as_path, scheme_of
 from .settings import BY_KEY, COMMAND_LINE, REQUIRED, SECTIONS, SETTINGS, TOP_LEVEL, shown_value
 from .spec import Job
 
@@ -152,11 +152,11 @@ def _load_file(
     _flatten(data, shown, path.parent, out, problems)
 
 
-def display_path(path: str | os.PathLike[str] | S3Path) -> str:
+def display_path(path: str | os.PathLike[str] | OutPath) -> str:
     """The path as the user likely typed it: relative to the working directory if below it;
     an object in storage as its URI (``s3://bucket/key``); a name that is not UTF-8
     :func:`escaped`."""
-    if isinstance(path, S3Path) or (isinstance(path, str) and is_uri(path)):
+    if scheme_of(path):
         return str(path)
     try:
         rel = os.path.relpath(path)
@@ -306,13 +306,15 @@ def _cross_checks(resolved: dict[str, Any], sources: dict[str, str]) -> list[Pro
             '"only_second" truncates the pair, but input.pair_column is not set',
         )
     for key in ("output.dir", "tokenizer.path"):
-        scheme = resolved[key].partition("://")[0] if is_uri(resolved[key]) else ""
-        if scheme and scheme not in OUTPUT_SCHEMES:
-            problem(key, f"must be a local path or an s3:// URI, not {scheme}:// (not supported)")
+        scheme = scheme_of(resolved[key])
+        if scheme not in STORES:
+            known = " or ".join(f"{s}://" for s in STORES if s)
+            problem(key, f"must be a local path or a {known} URI, not {scheme}:// (not supported)")
         elif scheme and not resolved[key].partition("://")[2].strip("/"):
             problem(key, f"names no bucket: {resolved[key]}")
-    if is_uri(resolved["output.dir"]) and not boto3_available():
-        problem("output.dir", BOTO3_MISSING)
+    missing = STORES.get(scheme_of(resolved["output.dir"]))
+    if missing is not None and (why := missing.unavailable()):
+        problem("output.dir", why)
     if resolved["run.executor"] == "ray" and importlib.util.find_spec("ray") is None:
         problem("run.executor", 'Ray is not installed: pip install "batchtok[ray]"')
     if resolved["run.ray_address"] and resolved["run.executor"] != "ray":

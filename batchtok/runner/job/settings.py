@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidValue
+from ..outputs.formats import DEFAULT_FORMAT, FORMATS
 
 # ``batchtok audit``'s defaults: rows sampled and the sample's seed
 AUDIT_SAMPLE = 1000
@@ -248,8 +249,8 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "output.format",
-        "parquet",
-        _choice("parquet", "megatron", "datatrove"),
+        DEFAULT_FORMAT,
+        _choice(*FORMATS),
         'What each input file becomes: "parquet" (its rows with an ids column), "megatron" '
         '(Megatron-LM\'s .bin/.idx indexed dataset) or "datatrove" (a .ds token file with '
         ".ds.index and .ds.metadata, as nanotron reads).",

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problem
-from ..io.storage import StorageOptions
-from ..io.store import OutPath
+from ..io.arrow_fs import StorageOptions
+from ..io.stores import OutPath
+from ..outputs.formats import DEFAULT_FORMAT, FORMATS
 from .settings import STALL_TIMEOUT
 
 # -- the job -----------------------------------------------------------------------------------
@@ -43,7 +44,7 @@ class Job:
     batch_mb: float
     cache_mb: float
     storage: StorageOptions = StorageOptions()
-    format: str = "parquet"
+    format: str = DEFAULT_FORMAT
     append_eos: bool | str = False
     pack_length: int | None = None
     pack_keep_last: bool = True
@@ -85,7 +86,7 @@ class Job:
     def derived_output(self) -> bool:
         """The output is built from parts when a file is complete (a trainer format, or packed
         rows), not row groups copied in place."""
-        return self.format != "parquet" or self.pack_length is not None
+        return FORMATS[self.format].token_file or self.pack_length is not None
 
     def describe(self) -> dict[str, Any]:
         """Every setting, as JSON-friendly values (for the run summary)."""

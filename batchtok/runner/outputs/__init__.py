@@ -1,2 +1,3 @@
-"""What the run writes: Parquet outputs written atomically (:mod:`.parquet`) and which files at
-output paths a run may replace (:mod:`.ownership`)."""
+"""What the run writes: every output format once (:data:`.formats.FORMATS`), Parquet written
+atomically (:mod:`.parquet`), and which files at output paths a run may replace
+(:mod:`.ownership`)."""

@@ -18,19 +18,15 @@ cannot show it wrote.
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any
-
-import pyarrow as pa
 
 from ..errors import JobError
 from ..io.names import escaped
-from ..io.store import OutPath, S3Path
+from ..io.stores import OutPath, store_of
 from ..job import Job
 from ..plan.keys import Records
 from ..plan.states import FileState, output_set, owned_names
-from .parquet import SIDECAR, read_metadata
+from .formats import FORMATS, NotBatchtoks
 
 SHOWN = 10  # foreign files named one by one; the rest are counted
 
@@ -82,41 +78,19 @@ def foreign_files(st: FileState, record: dict[str, Any]) -> list[str]:
 
 
 def _present(path: OutPath) -> bool:
-    if isinstance(path, S3Path):
-        return path.head() is not None
-    return os.path.lexists(path)
+    return store_of(path).present(path)
 
 
 def _provenance_problem(st: FileState) -> str | None:
     """Why the output's own provenance does not show it is this job's output of its input
     (None if it does)."""
     rel = st.file.rel
-    if st.format == "parquet":
-        try:
-            doc, _ = read_metadata(st.output)
-        except (OSError, pa.ArrowException) as exc:
-            return f"not a Parquet file batchtok can read: {exc}"
-        except ValueError:
-            return "a Parquet file without batchtok metadata"
-        if doc.get("engine") != "batchtok" or not _names_input(doc, rel):
-            return f"its batchtok metadata does not name the input {rel}"
-        return None
-    sidecar = next(p for p in output_set(st) if p.name.endswith(SIDECAR))
-    unlisted = "no record of this job lists it, and"
     try:
-        doc = json.loads(sidecar.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return f"{unlisted} there is no sidecar {sidecar.name}"
-    except (OSError, ValueError) as exc:
-        return f"{unlisted} its sidecar {sidecar.name} is unreadable ({exc})"
-    provenance = doc.get("provenance") if isinstance(doc, dict) else None
-    if not (
-        isinstance(provenance, dict)
-        and doc.get("format") == st.format
-        and provenance.get("engine") == "batchtok"
-        and _names_input(provenance, rel)
-    ):
-        return f"its sidecar {sidecar.name} is not batchtok's record of the output of input {rel}"
+        doc = FORMATS[st.format].own_provenance(str(st.output))
+    except NotBatchtoks as exc:
+        return str(exc)
+    if doc.get("engine") != "batchtok" or not _names_input(doc, rel):
+        return f"its batchtok provenance does not name the input {rel}"
     return None
 
 

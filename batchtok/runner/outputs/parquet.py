@@ -13,7 +13,7 @@ copies the others from the existing output.
 **Nothing partial is ever visible.** Every file (output, part, record) is written under
 ``OUT/.batchtok/tmp/``, flushed and fsynced, then renamed into place (same file system, so the
 rename is atomic), and the directory is fsynced; to an S3 output it is uploaded whole instead
-(:mod:`batchtok.runner.io.store`). A killed worker leaves at most a temporary
+(:mod:`batchtok.runner.io.stores`). A killed worker leaves at most a temporary
 file, which the next run (holding the lock) deletes. Readers of ``OUT`` see complete files
 only; ``.batchtok`` and ``_batchtok_summary.json`` are skipped by pyarrow datasets, Spark and
 Hive (names starting with ``.`` or ``_``).
@@ -39,10 +39,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from batchtok.formats.files import SIDECAR
-
 from ..errors import CorruptFileError, DiskFullError
-from ..io import store
+from ..io import stores
 from ..io.names import escaped_json
 from ..plan.keys import file_xxh3
 
@@ -72,47 +70,6 @@ def use_returning_memory_pool() -> str:
             pool = pa.system_memory_pool()
         pa.set_memory_pool(pool)
     return pa.default_memory_pool().backend_name
-
-
-def trainer_dtype(format: str, vocab_size: int) -> str:
-    """The token dtype a trainer format takes for a vocabulary of ``vocab_size`` ids (added
-    tokens included), as its own tools choose it; "" for Parquet (output.dtype decides)."""
-    if format == "megatron":
-        from batchtok.formats.megatron import megatron_dtype
-
-        return megatron_dtype(vocab_size)
-    if format == "datatrove":
-        from batchtok.formats.datatrove import datatrove_dtype
-
-        return datatrove_dtype(vocab_size)
-    return ""
-
-
-def output_path(output_dir: str | os.PathLike[str], rel: str, format: str) -> str:
-    """Where an input's output goes: its primary file (the one readers open first)."""
-    base = os.path.join(output_dir, rel)
-    if format == "parquet":
-        return base
-    # inputs are picked by extension in any case (``A.PARQUET``), so it is dropped in any case
-    if base[-len(".parquet") :].lower() == ".parquet":
-        base = base[: -len(".parquet")]
-    return base + (".idx" if format == "megatron" else ".ds")
-
-
-def output_files(path: str, format: str) -> list[str]:
-    """Every file of the output whose primary file is ``path`` (a trainer format's set: the
-    data file, its index files and the provenance sidecar), the primary file last."""
-    if format == "megatron":
-        prefix = path.removesuffix(".idx")
-        return [prefix + ".bin", prefix + SIDECAR, path]
-    if format == "datatrove":
-        return [path + ".index", path + ".metadata", path + SIDECAR, path]
-    return [path]
-
-
-def output_path_prefix(path: str, format: str) -> str:
-    """The name a trainer-format writer is given for the output at ``path``."""
-    return path.removesuffix(".idx") if format == "megatron" else path
 
 
 def output_schema(
@@ -164,7 +121,7 @@ def read_metadata(path: str | os.PathLike[str]) -> tuple[dict[str, Any], pq.File
     Raises OSError/ArrowException for an unreadable file, :class:`CorruptFileError` (a
     ValueError) for a file without it.
     """
-    footer = pq.read_metadata(store.readable(path))
+    footer = pq.read_metadata(stores.readable(path))
     kv = footer.metadata or {}
     raw = kv.get(METADATA_KEY)
     if raw is None:
@@ -181,7 +138,7 @@ def read_metadata(path: str | os.PathLike[str]) -> tuple[dict[str, Any], pq.File
 def full_read_ok(path: str | os.PathLike[str]) -> str | None:
     """Read every page (checksums verified where written); None if fine, else why not."""
     try:
-        pf = pq.ParquetFile(store.readable(path), page_checksum_verification=PAGE_CHECKSUMS)
+        pf = pq.ParquetFile(stores.readable(path), page_checksum_verification=PAGE_CHECKSUMS)
         for i in range(pf.metadata.num_row_groups):
             pf.read_row_group(i, use_threads=False)
     except (OSError, pa.ArrowException, ValueError) as exc:
@@ -274,8 +231,12 @@ class AtomicParquet:
                 self.guard()
             if self.record_file:
                 text = json.dumps({**self.record, "xxh3_128": self.digest}, sort_keys=True)
-                _write_small(self.record_file, text + "\n", self.tmp + ".json")
-            store.replace(self.tmp, self.dest)
+                stores.write_whole(
+                    stores.as_path(self.record_file),
+                    (text + "\n").encode("ascii"),
+                    stores.as_path(self.tmp + ".json"),
+                )
+            stores.replace(self.tmp, self.dest)
         except BaseException as err:
             self.abort()
             if isinstance(err, OSError) and err.errno == errno.ENOSPC:
@@ -291,19 +252,6 @@ class AtomicParquet:
             self.writer = None
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.tmp)
-
-
-def _write_small(dest: str, text: str, tmp: str) -> None:
-    """A small text file, atomically (fsynced, renamed; one PUT to object storage)."""
-    if store.is_object(dest):
-        store.as_path(dest).write_text(text)
-        return
-    with open(tmp, "w", encoding="ascii") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
-    os.replace(tmp, dest)
 
 
 def shard_row_groups(doc: dict[str, Any], footer: pq.FileMetaData) -> dict[str, tuple[int, int]]:
@@ -331,7 +279,7 @@ def copy_row_groups(sink: AtomicParquet, source: str, first: int, end: int) -> I
     """Copy row groups [first, end) of ``source`` into ``sink`` one at a time, every page's
     checksum verified (the sink writes fresh ones: a flipped bit must be caught here or
     never); yields rows."""
-    pf = pq.ParquetFile(store.readable(source), page_checksum_verification=PAGE_CHECKSUMS)
+    pf = pq.ParquetFile(stores.readable(source), page_checksum_verification=PAGE_CHECKSUMS)
     for i in range(first, end):
         table = pf.read_row_group(i, use_threads=False)  # a thread pool costs ~30 MB
         if not table.schema.equals(sink.schema, check_metadata=False):

@@ -48,7 +48,7 @@ import pyarrow.parquet as pq
 import xxhash
 
 from ..inputs import text_arrays
-from ..io.store import OutPath, S3Path, is_object, open_binary
+from ..io.stores import OutPath, open_binary, write_whole
 
 CACHE_FORMAT = 1
 READ_CHUNK = 1 << 20
@@ -63,7 +63,7 @@ def digests(data: bytes) -> tuple[str, str]:
     return xxhash.xxh3_128_hexdigest(data), hashlib.sha256(data).hexdigest()
 
 
-def file_xxh3(path: str | os.PathLike[str] | S3Path) -> str:
+def file_xxh3(path: str | os.PathLike[str] | OutPath) -> str:
     """xxh3-128 of a file's (or an object's) bytes, hex (read in chunks: a part can be
     large)."""
     x = xxhash.xxh3_128()
@@ -254,15 +254,7 @@ class Records:
         # record read back names the files as the file system does (records are batchtok's own
         # state; what users read, the summary and metadata, is escaped for display instead)
         record = {**record, "format": CACHE_FORMAT}
-        target = self.path(rel)
-        if isinstance(target, S3Path):  # one PUT: atomic
-            target.write_text(json.dumps(record, sort_keys=True))
-            return
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(record, f, sort_keys=True)
-        os.replace(tmp, target)
+        write_whole(self.path(rel), json.dumps(record, sort_keys=True).encode())
 
     def remove(self, rel: str) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -274,30 +266,6 @@ class Records:
         for path in self.root.rglob("*.json"):
             if not path.name.startswith("."):
                 yield path.relative_to(self.root).as_posix()[: -len(".json")]
-
-
-def stat_key(st: os.stat_result) -> dict[str, int]:
-    """The stat a record remembers: size, mtime, ctime (changed by any write, even one that
-    sets the mtime back) and inode (changed by a replacement)."""
-    return {
-        "size": st.st_size,
-        "mtime_ns": st.st_mtime_ns,
-        "ctime_ns": st.st_ctime_ns,
-        "inode": st.st_ino,
-    }
-
-
-def stat_of(path: str | os.PathLike[str] | S3Path) -> dict[str, Any] | None:
-    """A file's stat key, or an object's size and ETag; None if it does not exist."""
-    if is_object(path):
-        from ..io.store import stat_of as object_stat
-
-        return object_stat(path)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return stat_key(st)
 
 
 def memo_hashes(

@@ -27,8 +27,8 @@ from ..exec.encode import (
 from ..exec.worker import HashTask, hash_file
 from ..inputs.discovery import capped
 from ..inputs.files import STATE_DIR, InputFile, resolve_inputs
-from ..io.store import OutPath, S3Path, credentials_problem
-from ..io.store import configure as configure_storage
+from ..io.stores import STORES, OutPath, store_of
+from ..io.stores import configure as configure_storage
 from ..job import Job, display_path
 from ..outputs.ownership import check_outputs
 from .keys import Records, memo_hashes
@@ -90,17 +90,18 @@ def prepare(job: Job, *, remember: bool) -> Prepared:
 def _explain_credentials(exc: JobError) -> JobError:
     """``exc``, each problem naming an s3:// object saying so if no AWS credentials were found:
     pyarrow then sends its requests unsigned, and a private bucket's refusal names no cause."""
-    about_s3 = [p for p in exc.problems if "s3://" in p.message]
-    reason = credentials_problem() if about_s3 else None
-    if reason is None:
-        return exc
-    problems = [
-        replace(p, message=f"{p.message.rstrip('.')}; {reason}")
-        if p in about_s3 and reason not in p.message
-        else p
-        for p in exc.problems
-    ]
-    return JobError(problems, exc.job)
+    problems = list(exc.problems)
+    for store in STORES.values():
+        about = [p for p in problems if store.scheme and f"{store.scheme}://" in p.message]
+        reason = store.credentials_problem() if about else None
+        if reason is not None:
+            problems = [
+                replace(p, message=f"{p.message.rstrip('.')}; {reason}")
+                if p in about and reason not in p.message
+                else p
+                for p in problems
+            ]
+    return JobError(problems, exc.job) if problems != exc.problems else exc
 
 
 def _prepare(job: Job, remember: bool) -> Prepared:
@@ -143,7 +144,7 @@ def check_one_file_system(job: Job, outputs: list[OutPath]) -> None:
     directory (a symlink or a mount): files written there are renamed into place, which
     cannot cross file systems, so every shard would be encoded and then fail."""
     out = job.output_dir
-    if isinstance(out, S3Path):  # its temporary files are local and uploaded, not renamed
+    if not store_of(out).renames:  # its temporary files are local and uploaded, not renamed
         return
     try:
         device = os.stat(out).st_dev

@@ -20,20 +20,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from batchtok.formats.files import read_sidecar
-
 from ..exec.encode import TokenizerFacts, applied_options
 from ..inputs.files import InputFile
-from ..io.store import FILES, OutPath, as_path
+from ..io.stores import OutPath, as_path, stat_of
 from ..job import Job
-from ..outputs.parquet import (
-    full_read_ok,
-    output_files,
-    output_path_prefix,
-    read_metadata,
-    shard_row_groups,
-)
-from ..outputs.parquet import output_path as format_output_path
+from ..outputs.formats import DEFAULT_FORMAT, FORMATS
+from ..outputs.parquet import full_read_ok, read_metadata, shard_row_groups
 from ..report.token_stats import TokenStats
 from .keys import (
     Records,
@@ -43,7 +35,6 @@ from .keys import (
     fingerprint,
     hex128,
     shard_key,
-    stat_of,
 )
 
 MB = 1_000_000
@@ -147,7 +138,7 @@ class FileState:
     bad_rows: dict[str, int] = field(default_factory=dict)
     token_stats: dict[str, TokenStats] = field(default_factory=dict)  # key -> its output's
     complete: bool = False  # the output is complete under these keys: nothing to do
-    format: str = "parquet"  # output.format
+    format: str = DEFAULT_FORMAT  # output.format
     derived: bool = False  # built from parts when complete (a trainer format, packed rows)
     output_trusted: bool = False  # its stat matches the record (no need to re-verify)
     joining: bool = False  # its parts are being joined
@@ -263,7 +254,7 @@ def resolve(
 
 def output_set(state: FileState) -> list[OutPath]:
     """Every file of the state's output (a trainer format's set, the primary file last)."""
-    return [as_path(p) for p in output_files(str(state.output), state.format)]
+    return [as_path(p) for p in FORMATS[state.format].files(str(state.output))]
 
 
 def derived_source(state: FileState) -> tuple[list[Any], dict[str, str]] | None:
@@ -271,14 +262,8 @@ def derived_source(state: FileState) -> tuple[list[Any], dict[str, str]] | None:
     sidecar or metadata, and the content hashes its sidecar records (file name -> xxh3-128;
     none for packed Parquet, or a sidecar written before batchtok recorded them); None if it
     is missing or unreadable."""
-    out = str(state.output)
     try:
-        if state.format == "parquet":
-            doc, _ = read_metadata(state.output)
-            hashes: Any = {}
-        else:
-            sidecar = read_sidecar(output_path_prefix(out, state.format), FILES)
-            doc, hashes = sidecar.get("provenance") or {}, sidecar.get("xxh3_128")
+        doc, hashes = FORMATS[state.format].provenance(str(state.output))
         keys = [s.get("key") for s in doc.get("shards") or []]
     except (OSError, pa.ArrowException, ValueError, AttributeError):
         return None
@@ -364,21 +349,7 @@ def derived_change(
 def derived_problem(state: FileState) -> str | None:
     """Why a derived output does not read back whole (None if it does); a trainer format's
     set in object storage is read where it is (its index streamed, its data file sized)."""
-    out = str(state.output)
-    try:
-        if state.format == "megatron":
-            from batchtok.formats import megatron
-
-            megatron.read_info(output_path_prefix(out, "megatron"), FILES)
-        elif state.format == "datatrove":
-            from batchtok.formats import datatrove
-
-            datatrove.read_info(out, files=FILES)
-        else:
-            return full_read_ok(state.output)
-    except (OSError, ValueError) as exc:
-        return str(exc)
-    return None
+    return FORMATS[state.format].read_back(str(state.output))
 
 
 def part_path(parts_dir: OutPath, rel: str, key: str) -> OutPath:
@@ -453,7 +424,7 @@ def file_fingerprint(job: Job, f: InputFile, engine_version: str, facts: Tokeniz
 
 
 def output_path(job: Job, f: InputFile) -> OutPath:
-    return as_path(format_output_path(str(job.output_dir), f.rel, job.format))
+    return as_path(FORMATS[job.format].primary(str(job.output_dir), f.rel))
 
 
 def record_output(

@@ -14,9 +14,10 @@ import pyarrow.parquet as pq
 from ..exec.encode import TokenizerFacts, described_options, eos_id
 from ..exec.worker import AssembleTask, EncodeSettings, ShardTask
 from ..inputs.files import InputFile
-from ..io.store import OutPath, readable
+from ..io.stores import OutPath, readable
 from ..job import Job
-from ..outputs.parquet import METADATA_KEY, metadata_bytes, output_schema, trainer_dtype
+from ..outputs.formats import FORMATS
+from ..outputs.parquet import METADATA_KEY, metadata_bytes, output_schema
 from .keys import hex128
 from .prepare import Prepared
 from .states import FileState, batch_rows, output_splits, part_path, part_record_path
@@ -137,6 +138,8 @@ def join_task(prep: Prepared, st: FileState, tmp_dir: Path) -> AssembleTask:
         format=job.format,
         pack_length=job.pack_length,
         pack_keep_last=job.pack_keep_last,
-        token_dtype=trainer_dtype(job.format, max(prep.facts.vocab_size, prep.facts.max_id + 1)),
+        token_dtype=FORMATS[job.format].token_dtype(
+            max(prep.facts.vocab_size, prep.facts.max_id + 1)
+        ),
         provenance=doc,
     )

@@ -21,7 +21,7 @@ from batchtok import __version__
 from .. import exit_codes as codes
 from ..errors import JobError, reason
 from ..exec.encode import TokenizerFacts
-from ..io import store
+from ..io import stores
 from ..io.names import escaped_json
 from ..job import Job
 from .stats import MAX_EXAMPLES, RunStats
@@ -162,7 +162,7 @@ def log_summary(summary: dict[str, Any], stats: RunStats) -> None:
     )
 
 
-def write_chart(tokens: TokenStats, output_dir: store.OutPath, tmp_dir: Path, title: str) -> None:
+def write_chart(tokens: TokenStats, output_dir: stores.OutPath, tmp_dir: Path, title: str) -> None:
     """Write the document-length histogram beside the summary (SVG), removing a chart an
     older batchtok drew under another name; like the summary, a failure is logged, not
     raised."""
@@ -173,7 +173,7 @@ def write_chart(tokens: TokenStats, output_dir: store.OutPath, tmp_dir: Path, ti
     try:
         tmp_dir.mkdir(parents=True, exist_ok=True)
         tmp.write_text(draw_chart(tokens, title), encoding="utf-8")
-        store.replace(tmp, target)
+        stores.replace(tmp, target)
         (output_dir / OLD_CHART_NAME).unlink(missing_ok=True)
     except (OSError, ValueError) as exc:
         log.error("cannot write the token-length chart %s: %s", target, exc)
@@ -183,42 +183,31 @@ def write_chart(tokens: TokenStats, output_dir: store.OutPath, tmp_dir: Path, ti
 
 
 def write_summary(
-    summary: dict[str, Any], output_dir: store.OutPath, tmp_dir: store.OutPath
+    summary: dict[str, Any], output_dir: stores.OutPath, tmp_dir: stores.OutPath
 ) -> str | None:
     """Write ``output_dir/_batchtok_summary.json`` atomically (through ``tmp_dir``); returns
     None, or why it could not be written (logged too, naming the file): the outputs are
     written whatever happens to their summary, so the caller decides what it means."""
     summary = escaped_json(summary)  # a file name that is not UTF-8 is shown escaped
     target = output_dir / SUMMARY_NAME
-    if isinstance(target, store.S3Path):  # one PUT: atomic
-        try:
-            target.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
-        except OSError as exc:
-            return _cannot_write(target, exc)
-        return None
-    tmp = tmp_dir / f"{TMP_PREFIX}{os.getpid()}.tmp"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(summary, f, indent=2, ensure_ascii=False)
-            f.write("\n")
-        os.replace(tmp, target)
+        data = (json.dumps(summary, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        stores.write_whole(target, data, tmp_dir / f"{TMP_PREFIX}{os.getpid()}.tmp")
     except (OSError, ValueError) as exc:  # ValueError: a text that cannot be encoded
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         return _cannot_write(target, exc)
     return None
 
 
-def _cannot_write(target: store.OutPath, exc: Exception) -> str:
+def _cannot_write(target: stores.OutPath, exc: Exception) -> str:
     message = f"cannot write the run summary {target}: {reason(exc)}"
     log.error("%s", message, extra={"event": "summary_not_written", "file": str(target)})
     return message
 
 
-def remove_dead_tmp(state_dir: store.OutPath) -> int:
+def remove_dead_tmp(state_dir: stores.OutPath) -> int:
     """Delete the summaries a killed run left half written in ``state_dir`` (call holding the
     lock: every summary is written under it, so any there is a dead run's); how many."""
-    if isinstance(state_dir, store.S3Path):  # written in one PUT: nothing is left
+    if not stores.store_of(state_dir).renames:  # written in one PUT: nothing is left
         return 0
     removed = 0
     for leftover in Path(state_dir).glob(f"{TMP_PREFIX}*.tmp"):
@@ -228,7 +217,7 @@ def remove_dead_tmp(state_dir: store.OutPath) -> int:
     return removed
 
 
-def read_summary(path: store.OutPath) -> tuple[dict[str, Any] | None, str]:
+def read_summary(path: stores.OutPath) -> tuple[dict[str, Any] | None, str]:
     """(the summary, "") or (None, why there is none to show): not found, unreadable, or not
     a summary (truncated by a crash or a full disk, or not JSON)."""
     try:

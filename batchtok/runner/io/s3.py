@@ -1,4 +1,5 @@
-"""Outputs in object storage: ``output.dir = "s3://bucket/prefix/"``.
+"""S3: outputs in object storage (``output.dir = "s3://bucket/prefix/"``), the store
+:data:`batchtok.runner.io.stores.STORES` holds under ``s3``.
 
 An S3 output keeps every rule of a local one, where S3 has no rename:
 
@@ -16,8 +17,8 @@ An S3 output keeps every rule of a local one, where S3 has no rename:
 
 :class:`S3Path` stands where a local :class:`~pathlib.Path` stands in the runner (``/``,
 ``name``, ``parent``, ``exists``, ``read_text``, ``glob``...), so the runner's logic is one
-code path; :func:`replace`, :func:`stat_of` and :func:`readable` are the few operations that
-differ. An object's stat is its size and ETag (a content digest for a single PUT).
+code path; the few operations that differ are the store's (:mod:`.stores`). An object's stat
+is its size and ETag (a content digest for a single PUT).
 
 Writing needs boto3 (``pip install "batchtok[s3]"``): pyarrow exposes neither conditional
 PUTs (the lock) nor aborting a multipart upload. Reads go through ``pyarrow.fs`` like inputs.
@@ -36,15 +37,12 @@ from typing import Any
 
 import xxhash
 
-from batchtok.formats.access import FileAccess
-
-from .storage import StorageOptions, filesystem, is_uri
+from .arrow_fs import StorageOptions, filesystem
 
 BOTO3_MISSING = 'S3 outputs need boto3: pip install "batchtok[s3]"'
 # Above this size a file is uploaded in parts (S3 takes at most 5 GB in one PUT).
 MULTIPART_BYTES = 256 * 2**20
 PART_BYTES = 64 * 2**20  # S3 wants at least 5 MiB a part but the last
-OUTPUT_SCHEMES = ("s3",)
 
 _OPTIONS: dict[str, StorageOptions] = {"current": StorageOptions()}
 _CLIENTS: dict[tuple[int, StorageOptions], Any] = {}
@@ -259,59 +257,9 @@ class S3Path:
             raise request_failed(str(self), "delete", exc) from exc
 
 
-OutPath = Path | S3Path
-
-
-def as_path(location: str | os.PathLike[str] | S3Path) -> OutPath:
-    """A local Path, or an :class:`S3Path` for an ``s3://`` URI."""
-    if isinstance(location, S3Path):
-        return location
-    text = os.fspath(location)
-    return S3Path.parse(text) if is_uri(text) else Path(text)
-
-
-def is_object(location: Any) -> bool:
-    return isinstance(location, S3Path) or (isinstance(location, str) and is_uri(location))
-
-
-def readable(location: str | os.PathLike[str] | S3Path) -> Any:
-    """What pyarrow.parquet reads ``location`` from: the local path, or an open S3 file."""
-    if is_object(location):
-        return as_path(location).open_input()
-    try:
-        os.fspath(location).encode("utf-8")
-    except UnicodeEncodeError:
-        # pyarrow encodes a path as UTF-8: a name that is not (a surrogate-escaped str) is
-        # opened here by its bytes
-        import pyarrow as pa
-
-        return pa.OSFile(os.fsencode(location))
-    return location
-
-
-def open_binary(location: str | os.PathLike[str] | S3Path) -> Any:
-    """A local file or an object opened for reading: seekable, binary (FileNotFoundError if
-    it is not there)."""
-    return as_path(location).open_input() if is_object(location) else open(location, "rb")
-
-
-def size_of(location: str | os.PathLike[str] | S3Path) -> int:
-    """A local file's or an object's size in bytes (FileNotFoundError if it is not there)."""
-    if not is_object(location):
-        return os.path.getsize(location)
-    found = as_path(location).head()
-    if found is None:
-        raise FileNotFoundError(str(location))
-    return int(found["ContentLength"])
-
-
-# How the trainer formats' readers reach a file set here or in object storage.
-FILES = FileAccess(open_binary, size_of)
-
-
-def stat_of(location: str | os.PathLike[str] | S3Path) -> dict[str, Any] | None:
+def stat_of(location: str | S3Path) -> dict[str, Any] | None:
     """An object's size and ETag (None if it does not exist): what a record remembers."""
-    found = as_path(location).head()
+    found = (location if isinstance(location, S3Path) else S3Path.parse(location)).head()
     if found is None:
         return None
     return {"size": int(found["ContentLength"]), "etag": str(found["ETag"])}
@@ -401,20 +349,6 @@ def _abort(bucket: str, prefix: str, keys: set[str] | None) -> int:
             f"s3://{bucket}/{prefix}", "abort the incomplete uploads of", exc
         ) from exc
     return aborted
-
-
-def replace(tmp: str | os.PathLike[str], dest: str | os.PathLike[str] | S3Path) -> None:
-    """Publish the finished file ``tmp`` as ``dest``: a rename on disk (the directory
-    fsynced), an upload to S3."""
-    if is_object(dest):
-        upload(tmp, as_path(dest))  # type: ignore[arg-type]
-        return
-    from batchtok.formats.files import fsync_dir
-
-    directory = os.path.dirname(os.fspath(dest))
-    os.makedirs(directory or ".", exist_ok=True)
-    os.replace(tmp, dest)
-    fsync_dir(directory)
 
 
 def publish_set(staged: Sequence[tuple[str, str]]) -> None:

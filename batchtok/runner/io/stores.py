@@ -1,0 +1,325 @@
+"""Every place a run's outputs and state can live, once: :data:`STORES`, by URI scheme (``""``
+for a local path).
+
+A store names its locations (:meth:`Store.path`: a :class:`~pathlib.Path`, or an object path
+with the part of its interface the runner uses), publishes a finished temporary file
+(:meth:`~Store.replace`: a rename on disk, an upload to object storage), writes a small file
+atomically, gives the stat a record remembers, says where temporary files go and how a
+trainer's file set is published, cleans what a killed run left, and takes the run's lock. The
+runner asks the store of a location (:func:`store_of`); it never tests which store it is.
+Adding a store is one module beside :mod:`.s3` and one line in :data:`STORES`.
+
+Inputs are read through ``pyarrow.fs`` (:mod:`.arrow_fs`), so they may live under any scheme
+pyarrow knows; outputs need a store here (a job naming another scheme for ``output.dir`` is
+refused when it is read).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from batchtok.formats.access import FileAccess
+
+from . import s3
+from .arrow_fs import StorageOptions, is_uri
+from .s3 import S3Path
+
+OutPath = Path | S3Path
+
+
+class Store:
+    """What the runner needs of one kind of place (see the module docstring)."""
+
+    scheme: ClassVar[str]
+    #: whether files are published by a rename of a temporary file on the same file system
+    #: (else each is uploaded whole from a local temporary file)
+    renames: ClassVar[bool]
+
+    def path(self, text: str) -> OutPath:
+        raise NotImplementedError
+
+    def replace(self, tmp: str | os.PathLike[str], dest: OutPath) -> None:
+        """Publish the finished local file ``tmp`` as ``dest``, whole or not at all."""
+        raise NotImplementedError
+
+    def write_whole(self, target: OutPath, data: bytes, tmp: OutPath | None = None) -> None:
+        """Write a small file atomically: where the store renames, through the temporary
+        file ``tmp`` (one of this process), by default ``.NAME.PID.tmp`` beside ``target``."""
+        raise NotImplementedError
+
+    def stat(self, location: OutPath) -> dict[str, Any] | None:
+        """What a record remembers of a file (None if it does not exist)."""
+        raise NotImplementedError
+
+    def present(self, location: OutPath) -> bool:
+        """Whether something is at ``location`` (a broken link counts)."""
+        raise NotImplementedError
+
+    def size(self, location: OutPath) -> int:
+        """The file's size in bytes (FileNotFoundError if it is not there)."""
+        raise NotImplementedError
+
+    def open_binary(self, location: OutPath) -> Any:
+        """The file opened for reading: seekable, binary (FileNotFoundError if absent)."""
+        raise NotImplementedError
+
+    def readable(self, location: OutPath) -> Any:
+        """What ``pyarrow.parquet`` reads the file from."""
+        raise NotImplementedError
+
+    def tmp_dir(self, output_dir: OutPath, state_dir: OutPath) -> Path:
+        """Where the run's temporary files are written (local, on this machine)."""
+        raise NotImplementedError
+
+    def set_publisher(self) -> Callable[[Sequence[tuple[str, str]]], None] | None:
+        """How a trainer format's staged file set is published (None: renamed in place)."""
+        return None
+
+    def abort_incomplete(self, output_dir: OutPath) -> int:
+        """Clean what killed writers left invisible under ``output_dir``; how many."""
+        return 0
+
+    def abort_incomplete_of(self, dest: str) -> int:
+        """Clean what a killed writer of the output ``dest`` left invisible; how many."""
+        return 0
+
+    def configure(self, options: StorageOptions) -> None:
+        """Take the job's ``[storage]`` settings for this process's requests."""
+
+    def set_heartbeat(self, beat: Callable[[], None] | None) -> None:
+        """Have ``beat()`` called as a long upload moves on (a worker is alive)."""
+
+    def unavailable(self) -> str | None:
+        """Why this process cannot write here (a package missing), or None."""
+        return None
+
+    def credentials_problem(self) -> str | None:
+        """Why requests from this process carry no credentials, or None (for explaining a
+        refusal, not for deciding one)."""
+        return None
+
+
+class _Local(Store):
+    scheme = ""
+    renames = True
+
+    def path(self, text: str) -> OutPath:
+        return Path(text)
+
+    def replace(self, tmp: str | os.PathLike[str], dest: OutPath) -> None:
+        from batchtok.formats.files import fsync_dir
+
+        directory = os.path.dirname(os.fspath(dest))
+        os.makedirs(directory or ".", exist_ok=True)
+        os.replace(tmp, dest)
+        fsync_dir(directory)
+
+    def write_whole(self, target: OutPath, data: bytes, tmp: OutPath | None = None) -> None:
+        target = Path(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staged = target.with_name(f".{target.name}.{os.getpid()}.tmp") if tmp is None else Path(tmp)
+        try:
+            with open(staged, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            self.replace(staged, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                staged.unlink()
+            raise
+
+    def stat(self, location: OutPath) -> dict[str, Any] | None:
+        try:
+            st = os.stat(location)
+        except OSError:
+            return None
+        return stat_key(st)
+
+    def present(self, location: OutPath) -> bool:
+        return os.path.lexists(location)
+
+    def size(self, location: OutPath) -> int:
+        return os.path.getsize(location)
+
+    def open_binary(self, location: OutPath) -> Any:
+        return open(location, "rb")
+
+    def readable(self, location: OutPath) -> Any:
+        try:
+            os.fspath(location).encode("utf-8")
+        except UnicodeEncodeError:
+            # pyarrow encodes a path as UTF-8: a name that is not (a surrogate-escaped str) is
+            # opened here by its bytes
+            import pyarrow as pa
+
+            return pa.OSFile(os.fsencode(location))
+        return location
+
+    def tmp_dir(self, output_dir: OutPath, state_dir: OutPath) -> Path:
+        return Path(state_dir) / "tmp"  # beside the outputs: a rename stays on one file system
+
+
+class _S3(Store):
+    scheme = "s3"
+    renames = False
+
+    def path(self, text: str) -> OutPath:
+        return S3Path.parse(text)
+
+    def replace(self, tmp: str | os.PathLike[str], dest: OutPath) -> None:
+        s3.upload(tmp, _object(dest))
+
+    def write_whole(self, target: OutPath, data: bytes, tmp: OutPath | None = None) -> None:
+        _object(target).write_bytes(data)  # one PUT: atomic
+
+    def stat(self, location: OutPath) -> dict[str, Any] | None:
+        return s3.stat_of(_object(location))
+
+    def present(self, location: OutPath) -> bool:
+        return _object(location).head() is not None
+
+    def size(self, location: OutPath) -> int:
+        found = _object(location).head()
+        if found is None:
+            raise FileNotFoundError(str(location))
+        return int(found["ContentLength"])
+
+    def open_binary(self, location: OutPath) -> Any:
+        return _object(location).open_input()
+
+    def readable(self, location: OutPath) -> Any:
+        return _object(location).open_input()
+
+    def tmp_dir(self, output_dir: OutPath, state_dir: OutPath) -> Path:
+        return s3.local_tmp_dir(_object(output_dir))
+
+    def set_publisher(self) -> Callable[[Sequence[tuple[str, str]]], None] | None:
+        return s3.publish_set
+
+    def abort_incomplete(self, output_dir: OutPath) -> int:
+        return s3.abort_uploads(_object(output_dir))
+
+    def abort_incomplete_of(self, dest: str) -> int:
+        return s3.abort_uploads_of(dest)
+
+    def configure(self, options: StorageOptions) -> None:
+        s3.configure(options)
+
+    def set_heartbeat(self, beat: Callable[[], None] | None) -> None:
+        s3.set_heartbeat(beat)
+
+    def unavailable(self) -> str | None:
+        return None if s3.boto3_available() else s3.BOTO3_MISSING
+
+    def credentials_problem(self) -> str | None:
+        return s3.credentials_problem()
+
+
+def _object(location: Any) -> S3Path:
+    return location if isinstance(location, S3Path) else S3Path.parse(os.fspath(location))
+
+
+#: Every store outputs can be written to, by URI scheme ("": a local path).
+STORES: dict[str, Store] = {store.scheme: store for store in (_Local(), _S3())}
+
+
+def scheme_of(location: str | os.PathLike[str] | OutPath) -> str:
+    """The URI scheme of ``location`` ("" for a local path)."""
+    if isinstance(location, S3Path):
+        return _S3.scheme
+    text = os.fspath(location)
+    return text.partition("://")[0] if is_uri(text) else ""
+
+
+def store_of(location: str | os.PathLike[str] | OutPath) -> Store:
+    """The store ``location`` is in (ValueError naming the scheme if there is none)."""
+    scheme = scheme_of(location)
+    try:
+        return STORES[scheme]
+    except KeyError:
+        raise ValueError(f"{location}: no store writes {scheme}:// locations") from None
+
+
+def configure(options: StorageOptions) -> None:
+    """Every store takes the job's ``[storage]`` settings for this process (the run, each
+    worker)."""
+    for store in STORES.values():
+        store.configure(options)
+
+
+def set_heartbeat(beat: Callable[[], None] | None) -> None:
+    """Have ``beat()`` called as a long upload to any store moves on."""
+    for store in STORES.values():
+        store.set_heartbeat(beat)
+
+
+def stat_key(st: os.stat_result) -> dict[str, int]:
+    """The stat a record remembers of a local file: size, mtime, ctime (changed by any write,
+    even one that sets the mtime back) and inode (changed by a replacement)."""
+    return {
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,
+        "inode": st.st_ino,
+    }
+
+
+# -- the store of each location, asked -------------------------------------------------------
+
+
+def as_path(location: str | os.PathLike[str] | OutPath) -> OutPath:
+    """``location`` as its store names it: a local Path, or an object path for a URI."""
+    if isinstance(location, S3Path):
+        return location
+    return store_of(location).path(os.fspath(location))
+
+
+def is_object(location: Any) -> bool:
+    """Whether ``location`` is in a store that uploads whole objects rather than renaming."""
+    if not isinstance(location, (str, os.PathLike, S3Path)):
+        return False
+    scheme = scheme_of(location)
+    store = STORES.get(scheme)
+    return bool(scheme) if store is None else not store.renames
+
+
+def readable(location: str | os.PathLike[str] | OutPath) -> Any:
+    """What pyarrow.parquet reads ``location`` from: a local path, or an open object."""
+    return store_of(location).readable(location)  # type: ignore[arg-type]
+
+
+def open_binary(location: str | os.PathLike[str] | OutPath) -> Any:
+    """A local file or an object opened for reading: seekable, binary (FileNotFoundError if
+    it is not there)."""
+    return store_of(location).open_binary(location)  # type: ignore[arg-type]
+
+
+def size_of(location: str | os.PathLike[str] | OutPath) -> int:
+    """A local file's or an object's size in bytes (FileNotFoundError if it is not there)."""
+    return store_of(location).size(location)  # type: ignore[arg-type]
+
+
+def stat_of(location: str | os.PathLike[str] | OutPath) -> dict[str, Any] | None:
+    """What a record remembers of a file: a local file's :func:`stat_key`, an object's size
+    and ETag; None if it does not exist."""
+    return store_of(location).stat(location)  # type: ignore[arg-type]
+
+
+def replace(tmp: str | os.PathLike[str], dest: str | os.PathLike[str] | OutPath) -> None:
+    """Publish the finished file ``tmp`` as ``dest``: a rename on disk (the directory
+    fsynced), an upload to object storage."""
+    store_of(dest).replace(tmp, dest)  # type: ignore[arg-type]
+
+
+def write_whole(target: OutPath, data: bytes, tmp: OutPath | None = None) -> None:
+    """Write a small file (a record, the summary, a sidecar) atomically."""
+    store_of(target).write_whole(target, data, tmp)
+
+
+# How the trainer formats' readers reach a file set here or in object storage.
+FILES = FileAccess(open_binary, size_of)

@@ -1,0 +1,271 @@
+"""Every output format once: :data:`FORMATS`, by the name ``output.format`` takes.
+
+A format says where an input's output goes and which files make it, how its provenance is
+read back (the shard keys it holds, the content hashes recorded when it was written, whether it
+is batchtok's output of that input), how a written output is read back whole (what
+``--verify`` and a changed stat check), and, for a token file, how its documents are found and
+how it is written. The runner asks the format; it never compares format names. Adding a format
+is one class here (its writer and reader in :mod:`batchtok.formats`) and one line in
+:data:`FORMATS`.
+
+Two kinds exist:
+
+* **rows** (``token_file = False``): Parquet, the input's rows with an ids and a count column
+  (:mod:`.parquet`); its provenance is the file's own ``batchtok`` metadata;
+* **token files** (``token_file = True``): a trainer's data file of every document's ids one
+  after another, an index of their lengths and a provenance sidecar (:mod:`batchtok.formats`),
+  always built from the file's parts once all of them are written.
+
+Importing this module imports no pyarrow: the job file's check of ``output.format`` reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from batchtok.formats.files import TokenFileWriter
+
+    from ..io.stores import OutPath
+
+
+class NotBatchtoks(Exception):
+    """An output's own provenance does not show it is batchtok's: the message says why."""
+
+
+class OutputFormat:
+    """What the runner needs of one output format (see the module docstring)."""
+
+    name: ClassVar[str]
+    token_file: ClassVar[bool]
+    #: the name of the file holding the output's provenance, given its primary file
+    sidecar_suffix: ClassVar[str] = ""
+
+    def primary(self, output_dir: str | os.PathLike[str], rel: str) -> str:
+        """Where input ``rel``'s output goes: its primary file (the one readers open first,
+        published last)."""
+        raise NotImplementedError
+
+    def files(self, primary: str) -> list[str]:
+        """Every file of the output whose primary file is ``primary``, the primary file last."""
+        return [primary]
+
+    def writer_name(self, primary: str) -> str:
+        """The name the format's writer and sidecar go by (Megatron's prefix)."""
+        return primary
+
+    def token_dtype(self, vocab_size: int) -> str:
+        """The id dtype the format's trainers read for ``vocab_size`` ids ("": the job's
+        ``output.dtype``)."""
+        return ""
+
+    def provenance(self, primary: str) -> tuple[dict[str, Any], dict[str, str]]:
+        """(the output's ``batchtok`` provenance document, the content hash of each of its
+        files as written, by file name); raises OSError or ValueError if it is unreadable."""
+        raise NotImplementedError
+
+    def own_provenance(self, primary: OutPath) -> dict[str, Any]:
+        """The provenance document of the output at ``primary`` when it reads as batchtok's
+        output of this format; raises :class:`NotBatchtoks` saying why not."""
+        raise NotImplementedError
+
+    def read_back(self, primary: str) -> str | None:
+        """Why the output does not read back whole (None if it does)."""
+        raise NotImplementedError
+
+    # -- token files only ----------------------------------------------------------------------
+
+    def data_file(self, primary: str) -> str:
+        """The file holding every document's ids one after another."""
+        raise NotImplementedError
+
+    def document_lengths(self, primary: str) -> tuple[Any, Iterator[int]]:
+        """(the index's facts: ``.documents``, ``.dtype``; each document's length in ids, in
+        order), read where the output is."""
+        raise NotImplementedError
+
+    def writer(
+        self, primary: str, tmp_dir: str, dtype: str, provenance: dict | None, **options: Any
+    ) -> TokenFileWriter:
+        """A streaming writer of the output's file set (see :mod:`batchtok.formats.files`)."""
+        raise NotImplementedError
+
+
+def _without_parquet_suffix(output_dir: str | os.PathLike[str], rel: str) -> str:
+    # inputs are picked by extension in any case (``A.PARQUET``), so it is dropped in any case
+    base = os.path.join(output_dir, rel)
+    return base[: -len(".parquet")] if base[-len(".parquet") :].lower() == ".parquet" else base
+
+
+class _Parquet(OutputFormat):
+    name = "parquet"
+    token_file = False
+
+    def primary(self, output_dir: str | os.PathLike[str], rel: str) -> str:
+        return os.path.join(output_dir, rel)
+
+    def provenance(self, primary: str) -> tuple[dict[str, Any], dict[str, str]]:
+        from .parquet import read_metadata
+
+        return read_metadata(primary)[0], {}
+
+    def own_provenance(self, primary: OutPath) -> dict[str, Any]:
+        import pyarrow as pa
+
+        from .parquet import read_metadata
+
+        try:
+            return read_metadata(primary)[0]
+        except (OSError, pa.ArrowException) as exc:
+            raise NotBatchtoks(f"not a Parquet file batchtok can read: {exc}") from None
+        except ValueError:
+            raise NotBatchtoks("a Parquet file without batchtok metadata") from None
+
+    def read_back(self, primary: str) -> str | None:
+        from .parquet import full_read_ok
+
+        return full_read_ok(primary)
+
+
+class _TokenFiles(OutputFormat):
+    """A trainer's file set with a provenance sidecar (:mod:`batchtok.formats.files`)."""
+
+    token_file = True
+
+    @property
+    def sidecar_suffix(self) -> str:  # type: ignore[override]
+        from batchtok.formats.files import SIDECAR
+
+        return SIDECAR
+
+    def provenance(self, primary: str) -> tuple[dict[str, Any], dict[str, str]]:
+        from batchtok.formats.files import read_sidecar
+
+        from ..io.stores import FILES
+
+        sidecar = read_sidecar(self.writer_name(primary), FILES)
+        return sidecar.get("provenance") or {}, sidecar.get("xxh3_128") or {}
+
+    def own_provenance(self, primary: OutPath) -> dict[str, Any]:
+        from ..io.stores import as_path
+
+        sidecar = as_path(self.writer_name(str(primary)) + self.sidecar_suffix)
+        unlisted = "no record of this job lists it, and"
+        try:
+            doc = json.loads(sidecar.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise NotBatchtoks(f"{unlisted} there is no sidecar {sidecar.name}") from None
+        except (OSError, ValueError) as exc:
+            raise NotBatchtoks(
+                f"{unlisted} its sidecar {sidecar.name} is unreadable ({exc})"
+            ) from None
+        provenance = doc.get("provenance") if isinstance(doc, dict) else None
+        if not isinstance(provenance, dict) or doc.get("format") != self.name:
+            raise NotBatchtoks(f"its sidecar {sidecar.name} is not batchtok's record of it")
+        return provenance
+
+    def read_back(self, primary: str) -> str | None:
+        try:
+            self.read_index(primary)
+        except (OSError, ValueError) as exc:
+            return str(exc)
+        return None
+
+    def read_index(self, primary: str) -> Any:
+        """The set's index read and checked against its data file, where it is (raises
+        OSError or :class:`~batchtok.formats.files.FormatError`)."""
+        raise NotImplementedError
+
+
+class _Megatron(_TokenFiles):
+    name = "megatron"
+
+    def primary(self, output_dir: str | os.PathLike[str], rel: str) -> str:
+        return _without_parquet_suffix(output_dir, rel) + ".idx"
+
+    def files(self, primary: str) -> list[str]:
+        prefix = self.writer_name(primary)
+        return [prefix + ".bin", prefix + self.sidecar_suffix, primary]
+
+    def writer_name(self, primary: str) -> str:
+        return primary.removesuffix(".idx")
+
+    def token_dtype(self, vocab_size: int) -> str:
+        from batchtok.formats.megatron import megatron_dtype
+
+        return megatron_dtype(vocab_size)
+
+    def data_file(self, primary: str) -> str:
+        return self.writer_name(primary) + ".bin"
+
+    def document_lengths(self, primary: str) -> tuple[Any, Iterator[int]]:
+        from batchtok.formats import megatron
+
+        from ..io.stores import FILES
+
+        return megatron.document_lengths(self.writer_name(primary), FILES)
+
+    def read_index(self, primary: str) -> Any:
+        from batchtok.formats import megatron
+
+        from ..io.stores import FILES
+
+        return megatron.read_info(self.writer_name(primary), FILES)
+
+    def writer(
+        self, primary: str, tmp_dir: str, dtype: str, provenance: dict | None, **options: Any
+    ) -> TokenFileWriter:
+        from batchtok.formats.megatron import MegatronWriter
+
+        return MegatronWriter(
+            self.writer_name(primary), tmp_dir, dtype, provenance=provenance, **options
+        )
+
+
+class _Datatrove(_TokenFiles):
+    name = "datatrove"
+
+    def primary(self, output_dir: str | os.PathLike[str], rel: str) -> str:
+        return _without_parquet_suffix(output_dir, rel) + ".ds"
+
+    def files(self, primary: str) -> list[str]:
+        return [primary + ".index", primary + ".metadata", primary + self.sidecar_suffix, primary]
+
+    def token_dtype(self, vocab_size: int) -> str:
+        from batchtok.formats.datatrove import datatrove_dtype
+
+        return datatrove_dtype(vocab_size)
+
+    def data_file(self, primary: str) -> str:
+        return primary
+
+    def document_lengths(self, primary: str) -> tuple[Any, Iterator[int]]:
+        from batchtok.formats import datatrove
+
+        from ..io.stores import FILES
+
+        return datatrove.document_lengths(primary, files=FILES)
+
+    def read_index(self, primary: str) -> Any:
+        from batchtok.formats import datatrove
+
+        from ..io.stores import FILES
+
+        return datatrove.read_info(primary, files=FILES)
+
+    def writer(
+        self, primary: str, tmp_dir: str, dtype: str, provenance: dict | None, **options: Any
+    ) -> TokenFileWriter:
+        from batchtok.formats.datatrove import DatatroveWriter
+
+        # the metadata names the tokenizer as datatrove's own writer does
+        name = str((provenance or {}).get("tokenizer", {}).get("name") or "tokenizer")
+        return DatatroveWriter(primary, tmp_dir, dtype, name, provenance=provenance, **options)
+
+
+#: Every output format, by its ``output.format`` name; the first is the default.
+FORMATS: dict[str, OutputFormat] = {f.name: f for f in (_Parquet(), _Megatron(), _Datatrove())}
+DEFAULT_FORMAT = next(iter(FORMATS))
