@@ -140,7 +140,7 @@ PHASES: tuple[tuple[str, str, str], ...] = (
         "AtomicParquet.__exit__",
         "close, fsync, hash, record, rename",
     ),
-    ("batchtok.runner.exec.worker", "_alive", "heartbeat to the parent"),
+    ("batchtok.runner.exec.worker", "WorkerContext.beat", "heartbeat to the parent"),
 )
 GENERATORS: tuple[tuple[str, str, str], ...] = (
     ("batchtok.runner.exec.worker", "read_batches", "read batches (Parquet -> Arrow)"),
@@ -214,7 +214,7 @@ def install_timers(cprofile_dir: Path | None) -> None:
     original = executor.run_task
     parent = os.getpid()
 
-    def run_task(task, report):
+    def run_task(task, report, ctx):
         if os.getpid() == parent:
             raise RuntimeError("the profile expects tasks in forked workers")
         if not _TIMES.get("_forked"):
@@ -224,7 +224,7 @@ def install_timers(cprofile_dir: Path | None) -> None:
         if profile is not None:
             profile.enable()
         try:
-            return original(task, report)
+            return original(task, report, ctx)
         finally:
             if profile is not None:
                 profile.disable()

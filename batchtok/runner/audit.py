@@ -54,7 +54,7 @@ from batchtok.formats.files import FormatError
 from . import exit_codes as codes
 from .errors import OracleMissing, RunnerError
 from .exec.encode import Encoder, TokenizerFacts, applied_truncation, described_options, eos_id
-from .exec.worker import EncodeSettings, read_batches, texts_and_bad_rows
+from .exec.worker import EncodeSettings, encode_settings, read_batches, texts_and_bad_rows
 from .inputs.files import InputFile, open_source
 from .inputs.jsonl import is_jsonl, jsonl_compression, open_stream, read_rows
 from .io import stores
@@ -63,7 +63,6 @@ from .job.settings import AUDIT_SAMPLE, AUDIT_SEED
 from .outputs.formats import FORMATS
 from .outputs.parquet import PAGE_CHECKSUMS, TYPECODES
 from .plan.prepare import Prepared, plan_job, prepare
-from .plan.tasks import encode_settings
 
 EXTRA = "pip install 'batchtok[audit]'"
 BATCH_ROWS = 2048  # input rows read (and encoded) at a time

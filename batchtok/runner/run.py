@@ -43,8 +43,10 @@ from .exec.worker import (
     HashTask,
     JoinResult,
     ShardTask,
+    WorkerContext,
     current_rss_mb,
-    prepare_workers,
+    encode_settings,
+    worker_context,
 )
 from .exit_codes import EXIT_FAILURE, EXIT_OK, EXIT_OK_WITH_BAD_ROWS
 from .inputs.files import InputFile, jsonl_memo
@@ -65,7 +67,7 @@ from .plan.states import (
     remove_part,
     resolve,
 )
-from .plan.tasks import encode_settings, join_task, shard_task
+from .plan.tasks import join_task, shard_task
 from .report.progress import LogSession, Progress
 from .report.stats import RunStats, ShardStats, process_started
 from .report.summary import (
@@ -146,6 +148,7 @@ class _Run:
         self.workers = job.workers or available_cores()
         self.memory_pool = ""
         self.lock: Lock | None = None
+        self.context: WorkerContext | None = None  # the workers' (set before each phase)
 
     # -- top level ----------------------------------------------------------------------
 
@@ -341,7 +344,7 @@ class _Run:
             if need_hash:
                 # Workers without a tokenizer: an input whose stat changed but not its content
                 # (touched, copied back) costs a hash, not a tokenizer load.
-                prepare_workers(None, None, encode_settings(job), self._lock_state())
+                self.context = worker_context(None, None, encode_settings(job), self._lock_state())
                 self.session.for_workers()
                 with self._executor() as executor:
                     self._hash_phase(executor, need_hash)
@@ -362,7 +365,9 @@ class _Run:
         assert prep is not None
         tok = prep.loaded_tokenizer()
         configure_tokenizer(tok, job, prep.facts)
-        prepare_workers(tok, prep.facts, encode_settings(job, prep.facts), self._lock_state())
+        self.context = worker_context(
+            tok, prep.facts, encode_settings(job, prep.facts), self._lock_state()
+        )
         self.session.for_workers()
         # what each worker starts from: its copy-on-write view of the parent's pages
         self.stats.fork_rss_mb = current_rss_mb()
@@ -375,10 +380,14 @@ class _Run:
 
             assert self.prep is not None
             return RayExecutor(
-                self.workers, job=self.job, tokenizer_bytes=self.prep.tokenizer_bytes
+                self.workers,
+                job=self.job,
+                context=self.context,
+                tokenizer_bytes=self.prep.tokenizer_bytes,
             )
         return LocalExecutor(
             self.workers,
+            context=self.context,
             stall_timeout=self.job.stall_timeout,
             stall_unit_bytes=int(self.job.batch_mb * 1e6),
         )

@@ -18,7 +18,12 @@ import pytest
 from batchtok.runner import run as run_module
 from batchtok.runner.errors import CorruptFileError
 from batchtok.runner.exec import encode as encode_module
-from batchtok.runner.exec.worker import AssembleTask, assemble_file
+from batchtok.runner.exec.worker import (
+    AssembleTask,
+    EncodeSettings,
+    WorkerContext,
+    assemble_file,
+)
 from batchtok.runner.plan.keys import hex128
 from tests.support.runner import (
     GPT2,
@@ -86,7 +91,8 @@ def test_a_part_corrupted_before_its_join_fails_the_join(tmp_path: Path) -> None
         tag="join",
     )
     with pytest.raises(CorruptFileError, match="part.parquet"):
-        assemble_file(task, lambda added: None)
+        settings = EncodeSettings("text", None, True, "int32", "zstd", "fail")
+        assemble_file(task, lambda added: None, WorkerContext(settings))
     assert not (tmp_path / "out.parquet").exists()
 
 

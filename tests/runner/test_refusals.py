@@ -160,10 +160,10 @@ def test_deleting_the_lock_during_a_run_stops_it_before_publishing(job: Path, mo
     out = job.parent / "out"
     original = worker_module.encode_shard
 
-    def delete_lock_then_encode(task, report):
+    def delete_lock_then_encode(task, report, ctx):
         if "a.parquet" in task.path:
             (out / ".batchtok" / "lock").unlink(missing_ok=True)
-        return original(task, report)
+        return original(task, report, ctx)
 
     monkeypatch.setitem(
         worker_module.TASK_FUNCTIONS, worker_module.ShardTask, delete_lock_then_encode

@@ -10,12 +10,17 @@ from pathlib import Path
 import pytest
 
 from batchtok.runner.exec.encode import configure_tokenizer
-from batchtok.runner.exec.worker import ShardResult, encode_shard, prepare_workers
+from batchtok.runner.exec.worker import (
+    ShardResult,
+    encode_settings,
+    encode_shard,
+    worker_context,
+)
 from batchtok.runner.job import load_job
 from batchtok.runner.plan.keys import hash_row_groups
 from batchtok.runner.plan.prepare import prepare, state_dir
 from batchtok.runner.plan.states import resolve, text_columns
-from batchtok.runner.plan.tasks import encode_settings, shard_task
+from batchtok.runner.plan.tasks import shard_task
 from batchtok.runner.report.stats import MAX_EXAMPLES, ShardStats
 from batchtok.runner.run import run_job
 from tests.support.runner import basic_job, summary, texts, write_parquet
@@ -35,7 +40,7 @@ def shards(tmp_path_factory) -> tuple[Path, list[ShardResult], list[list[ShardSt
     prep = prepare(job, remember=False)
     tok = prep.loaded_tokenizer()
     configure_tokenizer(tok, job, prep.facts)
-    prepare_workers(tok, prep.facts, encode_settings(job))
+    ctx = worker_context(tok, prep.facts, encode_settings(job))
     (st,) = prep.states.values()
     hashes = hash_row_groups(st.file.path, text_columns(job), st.file.keep_leaves)
     resolve(st, hashes, prep.fingerprint(st.file), tmp / "parts", {}, False)
@@ -43,7 +48,7 @@ def shards(tmp_path_factory) -> tuple[Path, list[ShardResult], list[list[ShardSt
     for i in range(len(st.shards)):
         task = shard_task(prep, st, i, tmp / "parts", tmp / "tmp")
         sent: list[ShardStats] = []
-        results.append(encode_shard(task, sent.append))
+        results.append(encode_shard(task, sent.append, ctx))
         reports.append(sent)
     assert len(results) > 3
     return job_file, results, reports

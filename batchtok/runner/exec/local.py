@@ -55,7 +55,7 @@ from typing import Any
 
 from ..errors import BadRowError, RunnerError
 from ..report.stats import ShardStats
-from .worker import TaskResult, run_task, set_alive
+from .worker import TaskResult, WorkerContext, run_task
 
 log = logging.getLogger("batchtok.runner")
 
@@ -116,7 +116,9 @@ def heap_trimmer() -> Any:
         return None
 
 
-def _worker_main(conn: mpc.Connection, siblings: list[mpc.Connection], parent: int) -> None:
+def _worker_main(
+    conn: mpc.Connection, siblings: list[mpc.Connection], parent: int, ctx: WorkerContext
+) -> None:
     _die_with_parent(parent)
     # Forked copies of the other workers' pipe ends would keep their pipes open after the
     # parent dies; close them so every worker sees EOF.
@@ -129,7 +131,7 @@ def _worker_main(conn: mpc.Connection, siblings: list[mpc.Connection], parent: i
     def report(added: ShardStats) -> None:
         conn.send(("progress", added))
 
-    set_alive(lambda text_bytes: conn.send(("alive", text_bytes)))
+    ctx.hear(lambda text_bytes: conn.send(("alive", text_bytes)))
 
     trim = heap_trimmer()
 
@@ -144,7 +146,7 @@ def _worker_main(conn: mpc.Connection, siblings: list[mpc.Connection], parent: i
         if task is None:
             return
         try:
-            result = run_task(task, report)
+            result = run_task(task, report, ctx)
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
             try:
                 conn.send(("failed", failure_of(exc)))
@@ -243,6 +245,7 @@ class TaskQueue:
 class LocalExecutor(TaskQueue):
     """Run tasks on ``workers`` forked processes; iterate :meth:`events` to drive them."""
 
+    context: WorkerContext | None = None  # what the workers' tasks read (inherited by fork)
     stall_timeout: float | None = None  # see the module's docstring; None: wait forever
     stall_unit_bytes: int = 8_000_000  # the text of a batch (run.batch_mb)
     _pool: list[_Worker] = field(default_factory=list)
@@ -264,7 +267,7 @@ class LocalExecutor(TaskQueue):
         self._started += 1
         process = FORK.Process(
             target=_worker_main,
-            args=(child_end, [w.conn for w in self._pool], os.getpid()),
+            args=(child_end, [w.conn for w in self._pool], os.getpid(), self.context),
             name=f"batchtok-worker-{self._started}",
             daemon=True,
         )

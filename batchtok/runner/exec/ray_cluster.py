@@ -62,7 +62,7 @@ from ..job import Job
 from ..report.stats import ShardStats
 from .encode import configure_tokenizer, load_tokenizer
 from .local import Event, Failure, TaskQueue, allowed_silence, failure_of, heap_trimmer
-from .worker import prepare_workers, prepared_state, run_task, set_alive
+from .worker import WorkerContext, run_task, worker_context
 
 log = logging.getLogger("batchtok.runner")
 
@@ -86,7 +86,7 @@ class _TaskActor:
         self._heard = time.monotonic()  # the task's last sign of progress
         self._batch_bytes = 0  # the text of the batch it encodes since then
         self._setting_up = False
-        set_alive(self._alive)
+        self._context: WorkerContext | None = None
         self._use(setup[0])
 
     def _alive(self, text_bytes: int = 0) -> None:
@@ -107,14 +107,15 @@ class _TaskActor:
             return
         import ray
 
-        job, tokenizer_bytes, state, log_level = ray.get(ref)
+        job, tokenizer_bytes, context, log_level = ray.get(ref)
         logging.getLogger("batchtok").setLevel(log_level)
         tok = None
         if tokenizer_bytes:
-            facts = state["facts"]
+            facts = context.facts
             tok = load_tokenizer(job, facts.xxh3, tokenizer_bytes, facts.sha256)
-            configure_tokenizer(tok, job, state["facts"])
-        prepare_workers(tok, state["facts"], state["settings"], state["lock"])
+            configure_tokenizer(tok, job, facts)
+        self._context = worker_context(tok, context.facts, context.settings, context.lock)
+        self._context.hear(self._alive)
         self._setup = ref.hex()
 
     def pid(self) -> int:
@@ -135,7 +136,8 @@ class _TaskActor:
             finally:
                 self._setting_up = False
                 self._alive()
-            result = run_task(task, report)
+            assert self._context is not None
+            result = run_task(task, report, self._context)
         except Exception as exc:  # noqa: BLE001 - everything goes back to the driver
             return "failed", failure_of(exc), progress
         if self._trim is not None:
@@ -167,6 +169,7 @@ class RayExecutor(TaskQueue):
     cluster started here; ``job.workers`` (if set) caps the actors on any cluster."""
 
     job: Job | None = None
+    context: WorkerContext | None = None  # what the actors' tasks read, the tokenizer aside
     tokenizer_bytes: bytes = b""
     _ray: Any = None
     _actor_class: Any = None
@@ -188,9 +191,9 @@ class RayExecutor(TaskQueue):
             self._connect()
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self._slots = max(1, min(cpus, self.job.workers) if self.job.workers else cpus)
-        state = prepared_state()
-        data = self.tokenizer_bytes if state.get("tokenizer") is not None else b""
-        state.pop("tokenizer", None)
+        assert self.context is not None
+        data = self.tokenizer_bytes if self.context.tokenizer is not None else b""
+        state = self.context.portable()
         level = logging.getLogger("batchtok").getEffectiveLevel()
         # put once: every actor gets the same object, not a copy per call
         self._setup = [ray.put((self.job, data, state, level))]

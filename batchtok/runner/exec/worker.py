@@ -1,12 +1,14 @@
 """What a worker does with one task: hash an input, encode a shard, or join a file's parts.
 
-These are plain functions of a small task description (paths, row-group ranges, options) and a
-``report`` callback for progress; the data is read here, never sent. Every executor calls the
-same functions, so caching and resume behave the same whatever runs them.
+These are plain functions of a small task description (paths, row-group ranges, options), a
+``report`` callback for progress and the phase's :class:`WorkerContext`; the data is read here,
+never sent. Every executor calls the same functions, so caching and resume behave the same
+whatever runs them.
 
-The tokenizer is not in the task: :func:`prepare_workers` puts it in this module before the worker
-processes are forked, and each child uses the parent's loaded tables (copy-on-write), so a
-tokenizer is loaded once per run, not once per worker or per task.
+The tokenizer is not in the task but in the context, made in the parent before the worker
+processes are forked: each child uses the parent's loaded tables (copy-on-write), so a
+tokenizer is loaded once per run, not once per worker or per task (a Ray actor loads it once
+from the bytes the driver put).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import resource
 import time
 from array import array
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -27,6 +29,8 @@ import xxhash
 
 if TYPE_CHECKING:
     from batchtok import Tokenizer
+
+    from ..job import Job
 
 from ..errors import BadRowError, CorruptFileError, InputChangedError
 from ..inputs import text_arrays
@@ -47,7 +51,7 @@ from ..outputs.parquet import (
 from ..plan.keys import RowGroupHash, file_xxh3, hash_row_groups
 from ..report.stats import ShardStats
 from ..report.token_stats import IdCounter, TokenStats
-from .encode import Encoder, SpecialCounter, TokenizerFacts
+from .encode import Encoder, SpecialCounter, TokenizerFacts, eos_id
 
 log = logging.getLogger("batchtok.runner.exec.worker")
 
@@ -69,47 +73,70 @@ class EncodeSettings:
     storage: StorageOptions = StorageOptions()  # how s3:// (and other URI) inputs are read
 
 
-_STATE: dict[str, Any] = {}
+def encode_settings(job: Job, facts: TokenizerFacts | None = None) -> EncodeSettings:
+    """The settings a job's tasks encode and write with (``facts``: the tokenizer's, for the
+    EOS id; none in a phase that only hashes)."""
+    return EncodeSettings(
+        text_column=job.text_column,
+        pair_column=job.pair_column,
+        add_special_tokens=job.add_special_tokens,
+        dtype=job.dtype,
+        compression=job.compression,
+        bad_rows=job.bad_rows,
+        eos_id=None if facts is None else eos_id(job, facts),
+        storage=job.storage,
+    )
 
 
-def prepare_workers(
+@dataclass
+class WorkerContext:
+    """What a worker's tasks read, handed to every task (:func:`run_task`): the encode
+    settings, the tokenizer and its facts (None in a phase that only hashes), the run lock to
+    check before publishing, and whom to tell that the task moves on.
+
+    Made in the parent (:func:`worker_context`) before the local workers are forked, which
+    share it copy-on-write; a Ray actor gets :meth:`portable`'s copy and loads the tokenizer
+    itself."""
+
+    settings: EncodeSettings
+    tokenizer: Tokenizer | None = None
+    facts: TokenizerFacts | None = None
+    lock: tuple[str, str] | None = None  # the run lock's path and run id
+    alive: Callable[[int], None] | None = field(default=None, repr=False, compare=False)
+
+    def hear(self, notify: Callable[[int], None] | None) -> None:
+        """Have ``notify(text_bytes)`` called whenever a task moves on: before it encodes a
+        batch (``text_bytes``: the batch's text, which bounds how long it may take), after
+        each step of hashing or joining, and after each part of an upload (0). The stall
+        watch (``run.stall_timeout``) hears it; call in the worker process."""
+        self.alive = notify
+        stores.set_heartbeat(None if notify is None else lambda: notify(0))
+
+    def beat(self, text_bytes: int = 0) -> None:
+        if self.alive is not None:
+            self.alive(text_bytes)
+
+    def guard(self) -> None:
+        """Raise LockLost if the run's lock file was deleted or replaced (see
+        :mod:`batchtok.runner.io.lock`); called before anything is published."""
+        if self.lock is not None:
+            check_lock(*self.lock)
+
+    def portable(self) -> WorkerContext:
+        """This context without what stays in this process (the tokenizer, the listener)."""
+        return replace(self, tokenizer=None, alive=None)
+
+
+def worker_context(
     tok: Tokenizer | None,
     facts: TokenizerFacts | None,
     settings: EncodeSettings,
     lock: tuple[str, str] | None = None,
-) -> None:
-    """Set what encode tasks use; call in the parent before forking the workers. ``lock``:
-    the run lock's path and run id, checked before each file is published."""
-    _STATE.update(tokenizer=tok, facts=facts, settings=settings, lock=lock)
-    stores.configure(settings.storage)  # the job's endpoint, in every worker
-
-
-def set_alive(notify: Callable[[int], None] | None) -> None:
-    """Have ``notify(text_bytes)`` called whenever this worker moves on: before it encodes a
-    batch (``text_bytes``: the batch's text, which bounds how long it may take), after each
-    step of hashing or joining, and after each part of an upload (0). The local executor's
-    stall watch (``run.stall_timeout``) hears it; call in the worker process."""
-    _STATE["alive"] = notify
-    stores.set_heartbeat(None if notify is None else lambda: notify(0))
-
-
-def _alive(text_bytes: int = 0) -> None:
-    notify = _STATE.get("alive")
-    if notify is not None:
-        notify(text_bytes)
-
-
-def prepared_state() -> dict[str, Any]:
-    """What :func:`prepare_workers` set (for an executor whose workers are not forked)."""
-    return dict(_STATE)
-
-
-def _publish_guard() -> None:
-    """Raise LockLost if the run's lock file was deleted or replaced (see
-    :mod:`batchtok.runner.io.lock`)."""
-    lock = _STATE.get("lock")
-    if lock is not None:
-        check_lock(*lock)
+) -> WorkerContext:
+    """The context of a phase's workers (call in the parent, before forking them): the stores
+    are configured with the job's ``[storage]`` here, so forked workers inherit it."""
+    stores.configure(settings.storage)
+    return WorkerContext(settings, tok, facts, lock)
 
 
 def peak_rss_mb() -> float:
@@ -132,14 +159,11 @@ class UnchangedInput:
     :class:`InputChangedError` naming it. Reading through the one descriptor means a file
     replaced meanwhile is never half old, half new."""
 
-    def __init__(self, path: str, expected: dict[str, int]) -> None:
+    def __init__(self, path: str, expected: dict[str, int], storage: StorageOptions) -> None:
         self.path = path
         self.expected = expected
         self.file: Any = None
-        settings = _STATE.get("settings")
-        self.storage = (
-            (settings.storage if settings else StorageOptions()) if is_uri(path) else None
-        )
+        self.storage = storage if is_uri(path) else None
 
     def _stat_now(self) -> tuple[dict[str, int] | None, dict[str, int] | None]:
         """(the open file's stat, the path's stat now; None if it is gone)."""
@@ -211,15 +235,15 @@ class HashResult:
     row_groups: list[RowGroupHash]
 
 
-def hash_file(task: HashTask, report: Report) -> HashResult:
-    with UnchangedInput(task.path, task.stat) as source:
+def hash_file(task: HashTask, report: Report, ctx: WorkerContext) -> HashResult:
+    with UnchangedInput(task.path, task.stat, ctx.settings.storage) as source:
         if task.blocks:
             hashes = []
             for block in task.blocks:
                 hashes.append(_hash_block(source, block, task.path))
-                _alive()
+                ctx.beat()
         else:
-            hashes = hash_row_groups(source, task.text_columns, task.keep_leaves, alive=_alive)
+            hashes = hash_row_groups(source, task.text_columns, task.keep_leaves, alive=ctx.beat)
     report(ShardStats(text_bytes=task.text_bytes))
     return HashResult(hashes)
 
@@ -500,12 +524,13 @@ class ShardResult:
     tokens: TokenStats | None = None
 
 
-def encode_shard(task: ShardTask, report: Report) -> ShardResult:
+def encode_shard(task: ShardTask, report: Report, ctx: WorkerContext) -> ShardResult:
     """Encode one shard and write it (atomically) to ``task.dest``; returns its counts."""
     started = time.monotonic()
-    settings: EncodeSettings = _STATE["settings"]
-    encoder = Encoder(_STATE["tokenizer"], settings.add_special_tokens)
-    facts: TokenizerFacts = _STATE["facts"]
+    settings = ctx.settings
+    assert ctx.tokenizer is not None and ctx.facts is not None, "a context without a tokenizer"
+    encoder = Encoder(ctx.tokenizer, settings.add_special_tokens)
+    facts = ctx.facts
     counter = SpecialCounter(facts.special_contents)
     ids_counter = IdCounter(facts.unk_id, facts.byte_ids)
     state = _ShardState(task, settings)
@@ -520,13 +545,13 @@ def encode_shard(task: ShardTask, report: Report) -> ShardResult:
             settings.compression,
             task.key,
             record_file=task.record_file,
-            guard=_publish_guard,
+            guard=ctx.guard,
             no_statistics=(settings.text_column, settings.pair_column),
         ) as sink,
-        UnchangedInput(task.path, task.stat) as source,
+        UnchangedInput(task.path, task.stat, settings.storage) as source,
     ):
         for row, piece, known_bad, ends_row_group in _pieces(task, settings, source):
-            _alive(_text_bytes(piece, settings))  # read: what encoding it may take
+            ctx.beat(_text_bytes(piece, settings))  # read: what encoding it may take
             mark = state.mark()
             pending.append(
                 _encode_piece(
@@ -599,24 +624,24 @@ class JoinResult:
 TaskResult = HashResult | ShardResult | JoinResult
 
 
-def assemble_file(task: AssembleTask, report: Report) -> JoinResult:
+def assemble_file(task: AssembleTask, report: Report, ctx: WorkerContext) -> JoinResult:
     """Write ``task.dest`` from row groups of parts and of the previous output, in order."""
-    settings: EncodeSettings = _STATE["settings"]
+    settings = ctx.settings
     if FORMATS[task.format].token_file or task.pack_length is not None:
-        return _assemble_derived(task)
+        return _assemble_derived(task, ctx)
     with AtomicParquet(
         task.dest,
         task.tmp_dir,
         task.schema,
         task.compression,
         task.tag,
-        guard=_publish_guard,
+        guard=ctx.guard,
         no_statistics=(settings.text_column, settings.pair_column),
     ) as sink:
         for source, first, end, digest in task.sources:
             _check_part(source, digest)
             for _ in copy_row_groups(sink, source, first, end):
-                _alive()
+                ctx.beat()
         rows = sink.rows
     return JoinResult(rows, peak_rss_mb(), {os.path.basename(task.dest): sink.digest})
 
@@ -630,7 +655,7 @@ def _check_part(source: str, digest: str) -> None:
         )
 
 
-def _part_documents(task: AssembleTask) -> Iterator[Any]:
+def _part_documents(task: AssembleTask, ctx: WorkerContext) -> Iterator[Any]:
     """Each row's ids (an Arrow array, or None for a null row), over the parts in order,
     every page's checksum verified."""
     for source, first, end, digest in task.sources:
@@ -639,7 +664,7 @@ def _part_documents(task: AssembleTask) -> Iterator[Any]:
         ids_name = task.schema.names[0]  # a derived output's parts hold ids and counts only
         for i in range(first, end):
             column = pf.read_row_group(i, columns=[ids_name], use_threads=False).column(0)
-            _alive()
+            ctx.beat()
             for chunk in column.chunks:
                 values = chunk.flatten()  # the non-null rows' ids, one after another
                 at = 0
@@ -651,11 +676,11 @@ def _part_documents(task: AssembleTask) -> Iterator[Any]:
                         at += n
 
 
-def _assemble_derived(task: AssembleTask) -> JoinResult:
+def _assemble_derived(task: AssembleTask, ctx: WorkerContext) -> JoinResult:
     """A trainer-format file, or packed Parquet rows, from the file's parts in order."""
     output_format = FORMATS[task.format]
     if not output_format.token_file:
-        return _assemble_packed_parquet(task)
+        return _assemble_packed_parquet(task, ctx)
     writer = output_format.writer(
         task.dest,
         task.tmp_dir,
@@ -666,24 +691,23 @@ def _assemble_derived(task: AssembleTask) -> JoinResult:
         # to S3: uploaded in the same order as renamed on disk, the primary file last
         publisher=stores.store_of(task.dest).set_publisher(),
     )
-    _publish_guard()
+    ctx.guard()
     with writer:
-        for ids in _part_documents(task):
+        for ids in _part_documents(task, ctx):
             if ids is not None:  # a bad row without ids is not a document
                 writer.add_document(ids.to_numpy(zero_copy_only=False))
-        _publish_guard()
+        ctx.guard()
     return JoinResult(writer.published_documents(), peak_rss_mb(), dict(writer.digests))
 
 
-def _assemble_packed_parquet(task: AssembleTask) -> JoinResult:
+def _assemble_packed_parquet(task: AssembleTask, ctx: WorkerContext) -> JoinResult:
     from batchtok.formats.packing import Packer
 
-    settings: EncodeSettings = _STATE["settings"]
     assert task.pack_length is not None
     packer = Packer(task.pack_length, keep_last=task.pack_keep_last)
-    dtype = settings.dtype
+    dtype = ctx.settings.dtype
     with AtomicParquet(
-        task.dest, task.tmp_dir, task.schema, task.compression, task.tag, guard=_publish_guard
+        task.dest, task.tmp_dir, task.schema, task.compression, task.tag, guard=ctx.guard
     ) as sink:
         rows: list[array] = []
 
@@ -695,7 +719,7 @@ def _assemble_packed_parquet(task: AssembleTask) -> JoinResult:
             sink.write(pa.Table.from_arrays([ids_arr, counts], schema=task.schema))
             rows.clear()
 
-        for ids in _part_documents(task):
+        for ids in _part_documents(task, ctx):
             if ids is not None:
                 rows += packer.add(ids.to_pylist())
             if len(rows) * task.pack_length >= PACKED_ROW_GROUP_IDS:
@@ -707,12 +731,12 @@ def _assemble_packed_parquet(task: AssembleTask) -> JoinResult:
     return JoinResult(written, peak_rss_mb(), {os.path.basename(task.dest): sink.digest})
 
 
-TASK_FUNCTIONS: dict[type, Callable[[Any, Report], TaskResult]] = {
+TASK_FUNCTIONS: dict[type, Callable[[Any, Report, WorkerContext], TaskResult]] = {
     HashTask: hash_file,
     ShardTask: encode_shard,
     AssembleTask: assemble_file,
 }
 
 
-def run_task(task: Any, report: Report) -> TaskResult:
-    return TASK_FUNCTIONS[type(task)](task, report)
+def run_task(task: Any, report: Report, ctx: WorkerContext) -> TaskResult:
+    return TASK_FUNCTIONS[type(task)](task, report, ctx)

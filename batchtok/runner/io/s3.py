@@ -61,7 +61,7 @@ def configure(options: StorageOptions) -> None:
 
 def set_heartbeat(beat: Callable[[], None] | None) -> None:
     """Have ``beat()`` called after each part of a multipart upload: a worker uploading a
-    large file is moving on (see :func:`batchtok.runner.exec.worker.set_alive`)."""
+    large file is moving on (see :meth:`batchtok.runner.exec.worker.WorkerContext.hear`)."""
     _HEARTBEAT[:] = [] if beat is None else [beat]
 
 

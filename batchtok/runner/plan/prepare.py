@@ -24,7 +24,7 @@ from ..exec.encode import (
     remember_facts,
     remembered_facts,
 )
-from ..exec.worker import HashTask, hash_file
+from ..exec.worker import HashTask, WorkerContext, encode_settings, hash_file
 from ..inputs.discovery import capped
 from ..inputs.files import STATE_DIR, InputFile, resolve_inputs
 from ..io.stores import STORES, OutPath, store_of
@@ -208,7 +208,8 @@ def plan_job(job: Job, *, verify: bool = False, hash_inputs: bool = True) -> dic
         hashes = None if verify else memo_hashes(record, f.stat_key(), hash_spec(job, f))
         if hashes is None and hash_inputs:
             # As a run hashes it: a JSON Lines file by its blocks' bytes, Parquet by row group.
-            hashes = hash_file(hash_task(job, f), lambda _stats: None).row_groups
+            reading = WorkerContext(encode_settings(job))  # the job's storage options
+            hashes = hash_file(hash_task(job, f), lambda _stats: None, reading).row_groups
         if hashes is not None:
             resolve(st, hashes, prep.fingerprint(f), state_dir(job) / "parts", record, verify)
         if st.note:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..exec.encode import TokenizerFacts, described_options, eos_id
-from ..exec.worker import AssembleTask, EncodeSettings, ShardTask
+from ..exec.encode import described_options
+from ..exec.worker import AssembleTask, ShardTask
 from ..inputs.files import InputFile
 from ..io.stores import OutPath, readable
 from ..job import Job
@@ -21,19 +21,6 @@ from ..outputs.parquet import METADATA_KEY, metadata_bytes, output_schema
 from .keys import hex128
 from .prepare import Prepared
 from .states import FileState, batch_rows, output_splits, part_path, part_record_path
-
-
-def encode_settings(job: Job, facts: TokenizerFacts | None = None) -> EncodeSettings:
-    return EncodeSettings(
-        text_column=job.text_column,
-        pair_column=job.pair_column,
-        add_special_tokens=job.add_special_tokens,
-        dtype=job.dtype,
-        compression=job.compression,
-        bad_rows=job.bad_rows,
-        eos_id=None if facts is None else eos_id(job, facts),
-        storage=job.storage,
-    )
 
 
 def file_doc(prep: Prepared, state: FileState, shards: list[dict]) -> dict:
