@@ -34,9 +34,7 @@ from .models import BPE
 from .normalizers import ByteLevel as ByteLevelNormalizer
 from .normalizers import Normalizer
 from .pre_tokenizers import ByteLevel, Sequence
-from .processors import default_process
 from .tokenizer import Tokenizer
-from .truncation import truncate_encodings
 from .utils.byte_level import byte_level_map
 
 ALL_PIECES = "*"  # merges=ALL_PIECES: the merges of every pre-token
@@ -288,54 +286,55 @@ def _model_tokens(tok: Tokenizer, piece: dict, wanted: _MergeMatcher) -> dict:
 def _post_process(
     tok: Tokenizer, encodings: list[Encoding], add_special_tokens: bool, stages: list[dict]
 ) -> Encoding:
+    """The tokenizer's own steps after the model (truncation, post-processor, padding, in the
+    order it runs them), each step's result described in ``stages``."""
     a, b = encodings[0], encodings[1] if len(encodings) > 1 else None
-    before = [len(e) for e in encodings]
-    truncation = tok.truncation
-    # the tokenizer's own truncation and padding steps, run one at a time here
-    max_length = tok._truncate_max_length(b is not None, add_special_tokens)
-    if max_length is not None:
-        truncate_encodings(a, b, tok._truncation, max_length)  # type: ignore[arg-type]
-    after = [len(a)] + ([] if b is None else [len(b)])
-    stages.append(
-        {
-            "stage": "truncation",
-            "settings": truncation,
-            "changed": after != before,
-            "lengths_before": before,
-            "lengths_after": after,
-        }
-    )
-    if tok.post_processor is None:
-        encoding = default_process(a, b)
-    else:
-        encoding = tok.post_processor.process(a, b, add_special_tokens)
-    tokens = encoding.tokens
-    added = [
-        {"position": i, "id": encoding.ids[i], "token": tokens[i]}
-        for i, seq in enumerate(encoding.sequence_ids)
-        if seq is None
-    ]
-    stages.append(
-        {
-            "stage": "post_processor",
-            "component": _describe(tok.post_processor),
-            "add_special_tokens": add_special_tokens,
-            "changed": bool(added),
-            "added": added,
-        }
-    )
-    n = len(encoding)
-    if tok._padding is not None:
-        tok._padding.pad_encodings([encoding])
-    stages.append(
-        {
-            "stage": "padding",
-            "settings": tok.padding,
-            "changed": len(encoding) != n,
-            "added": len(encoding) - n,
-        }
-    )
-    return encoding
+    lengths = [[len(e) for e in encodings]]  # before the step being observed
+
+    def observe(step: str, results: tuple) -> None:
+        if step == "truncation":
+            after = [len(e) for e in results if e is not None]
+            stages.append(
+                {
+                    "stage": "truncation",
+                    "settings": tok.truncation,
+                    "changed": after != lengths[0],
+                    "lengths_before": lengths[0],
+                    "lengths_after": after,
+                }
+            )
+        elif step == "post_processor":
+            (encoding,) = results
+            tokens = encoding.tokens
+            added = [
+                {"position": i, "id": encoding.ids[i], "token": tokens[i]}
+                for i, seq in enumerate(encoding.sequence_ids)
+                if seq is None
+            ]
+            stages.append(
+                {
+                    "stage": "post_processor",
+                    "component": _describe(tok.post_processor),
+                    "add_special_tokens": add_special_tokens,
+                    "changed": bool(added),
+                    "added": added,
+                }
+            )
+        else:
+            n = lengths[-1][0]  # the post-processor's length
+            (encoding,) = results
+            stages.append(
+                {
+                    "stage": "padding",
+                    "settings": tok.padding,
+                    "changed": len(encoding) != n,
+                    "added": len(encoding) - n,
+                }
+            )
+        if step != "padding":
+            lengths.append([len(e) for e in results if e is not None])
+
+    return tok._post_process(a, b, add_special_tokens, observe)
 
 
 def _check(what: str, ours: object, expected: object) -> None:

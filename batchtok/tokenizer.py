@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial, reduce
 from itertools import accumulate, chain, filterfalse, repeat
 from operator import iadd
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from . import load_cache
 from .added_vocabulary import AddedVocabulary, read_added_tokens
@@ -913,17 +913,51 @@ class Tokenizer:
             return None
         return effective_max_length(self._truncation, self._n_added(is_pair), add_special_tokens)
 
-    def _post_process(self, a: Encoding, b: Encoding | None, add_special_tokens: bool) -> Encoding:
+    def _lay_out(
+        self,
+        a: S,
+        b: S | None,
+        add_special_tokens: bool,
+        truncate: Callable[[S, S | None, Truncation, int], tuple[S, S | None]],
+        process: Callable[[S, S | None, bool], T],
+        pad: Callable[[Padding, T], T] | None = None,
+        observe: Callable[[str, tuple], None] | None = None,
+    ) -> T:
+        """The one order of the steps after the model, as `tokenizers` runs them: truncation
+        (to the length the post-processor leaves), the post-processor, padding (``pad``: None
+        where the caller pads a batch itself). ``truncate``, ``process`` and ``pad`` do the
+        steps on Encodings or on bare ids; ``observe(step, results)`` sees each step's."""
         max_length = self._truncate_max_length(b is not None, add_special_tokens)
         if max_length is not None:
-            truncate_encodings(a, b, self._truncation, max_length)  # type: ignore[arg-type]
+            a, b = truncate(a, b, self._truncation, max_length)  # type: ignore[arg-type]
+        if observe is not None:
+            observe("truncation", (a, b))
+        out = process(a, b, add_special_tokens)
+        if observe is not None:
+            observe("post_processor", (out,))
+        if pad is not None and self._padding is not None:
+            out = pad(self._padding, out)
+        if observe is not None:
+            observe("padding", (out,))
+        return out
+
+    def _post_process(
+        self,
+        a: Encoding,
+        b: Encoding | None,
+        add_special_tokens: bool,
+        observe: Callable[[str, tuple], None] | None = None,
+    ) -> Encoding:
+        """The Encoding of sequences ``a`` and ``b`` truncated, post-processed and padded
+        (:meth:`_lay_out`; ``observe`` as there)."""
+        return self._lay_out(
+            a, b, add_special_tokens, _truncate_encodings, self._process, _pad_encoding, observe
+        )
+
+    def _process(self, a: Encoding, b: Encoding | None, add_special_tokens: bool) -> Encoding:
         if self.post_processor is None:
-            encoding = default_process(a, b)
-        else:
-            encoding = self.post_processor.process(a, b, add_special_tokens)
-        if self._padding is not None:
-            self._padding.pad_encodings([encoding])
-        return encoding
+            return default_process(a, b)
+        return self.post_processor.process(a, b, add_special_tokens)
 
     def _probe_layout(self, is_pair: bool, add_special_tokens: bool) -> list[int] | EncodeError:
         """The post-processed ids with sequence A as the id ``_A`` (B as ``_B``): every
@@ -957,9 +991,11 @@ class Tokenizer:
     def _laid_out(self, a: list[int], b: list[int] | None, add_special_tokens: bool) -> list[int]:
         """The ids of sequences ``a`` and ``b`` (before post-processing) truncated and laid out
         as the post-processor places them, before padding."""
-        max_length = self._truncate_max_length(b is not None, add_special_tokens)
-        if max_length is not None:
-            a, b = truncate_ids(a, b, self._truncation, max_length)  # type: ignore[arg-type]
+        return self._lay_out(a, b, add_special_tokens, truncate_ids, self._placed)
+
+    def _placed(self, a: list[int], b: list[int] | None, add_special_tokens: bool) -> list[int]:
+        """The ids of ``a`` and ``b`` where the post-processor places them (its layout, probed
+        once per file: :meth:`_probe_layout`)."""
         layout = self._layouts[b is not None, add_special_tokens]
         if isinstance(layout, EncodeError):
             raise EncodeError(str(layout))
@@ -1300,6 +1336,22 @@ def _affixes(layout: list[int] | EncodeError) -> tuple[list[int] | None, list[in
         return None, None
     at = layout.index(_A)
     return layout[:at], layout[at + 1 :]
+
+
+S = TypeVar("S")  # what truncation cuts: an Encoding, or bare ids
+T = TypeVar("T")  # what the post-processor gives: an Encoding, or bare ids
+
+
+def _truncate_encodings(
+    a: Encoding, b: Encoding | None, params: Truncation, max_length: int
+) -> tuple[Encoding, Encoding | None]:
+    truncate_encodings(a, b, params, max_length)  # in place
+    return a, b
+
+
+def _pad_encoding(padding: Padding, encoding: Encoding) -> Encoding:
+    padding.pad_encodings([encoding])  # in place
+    return encoding
 
 
 def _text(sequence: object) -> str:

@@ -197,3 +197,31 @@ def test_the_command_lines_all_pieces_is_explains():
     import batchtok.explain
 
     assert batchtok.cli.ALL_PIECES == batchtok.explain.ALL_PIECES
+
+
+# The engine's users (the runner, the command line) reach it through its public interface:
+# no private attribute (``tok._truncation``) of any object but their own.
+ENGINE_USERS = [
+    path
+    for name, path in MODULES.items()
+    if name.startswith("batchtok.runner") or name == "batchtok.cli"
+]
+STDLIB_PRIVATE = {"_exit"}  # os._exit: a forked worker's way out
+
+
+def _private_reads(path: pathlib.Path) -> list[str]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Attribute):
+            continue
+        name = node.attr
+        if not name.startswith("_") or name.startswith("__") or name in STDLIB_PRIVATE:
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            continue
+        out.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+def test_the_engines_users_read_no_private_attribute():
+    assert [line for path in ENGINE_USERS for line in _private_reads(path)] == []
