@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
 
 from . import __version__
+from .cli_options import CONTEXT, special_token_options
 from .errors import EncodeError, TokenizerFileError
 from .utils.program import run_program
 
@@ -42,23 +42,7 @@ tokenizer_option = click.option(
 )
 
 
-def special_token_options(command: Callable) -> Callable:
-    """The options deciding special tokens, as `encode` and `explain` share them."""
-    command = click.option(
-        "--special-text-as-text",
-        is_flag=True,
-        help="Encode special-token strings found inside the text (e.g. '<|endoftext|>') as "
-        "ordinary text instead of as the special token.",
-    )(command)
-    return click.option(
-        "--special-tokens/--no-special-tokens",
-        default=True,
-        show_default=True,
-        help="Add the post-processor's special tokens (BOS/EOS...) around each text.",
-    )(command)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings=CONTEXT)
 @click.version_option(__version__, prog_name="batchtok")
 def main() -> None:
     """Tokenize text exactly as Hugging Face `tokenizers` does, from a tokenizer.json."""
@@ -66,7 +50,7 @@ def main() -> None:
 
 @main.command()
 @tokenizer_option
-@special_token_options
+@special_token_options()
 @click.argument("texts", nargs=-1)
 def encode(tokenizer_path: str, special_tokens: bool, special_text_as_text: bool, texts) -> None:
     """Print the ids of each TEXT (or of each line of stdin) as one JSON array per line.
@@ -108,7 +92,7 @@ def inspect(path: str) -> None:
 @main.command()
 @tokenizer_option
 @click.option("--pair", default=None, help="A second sequence, encoded as the pair of TEXT.")
-@special_token_options
+@special_token_options()
 @click.option(
     "--merges",
     "merges",

@@ -426,7 +426,7 @@ def batchtok_cmd(job: Path, out: Path, workers: int) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "batchtok.runner.cli",
+        "batchtok",
         "run",
         str(job),
         "--output",

@@ -185,7 +185,7 @@ def write_job(
 
 
 def run_cmd(job: Path, out: Path) -> list[str]:
-    return [sys.executable, "-m", "batchtok.runner.cli", "run", str(job), "--output", str(out)]
+    return [sys.executable, "-m", "batchtok", "run", str(job), "--output", str(out)]
 
 
 def children(pid: int) -> list[int]:

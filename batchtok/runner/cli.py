@@ -1,8 +1,8 @@
 """``batchtok run``, ``plan``, ``status`` and ``audit``: the job runner's commands.
 
-They are standalone :class:`click.Command` objects (``run``, ``plan``, ``status``,
-``audit``), registered on the main ``batchtok`` group; ``python -m batchtok.runner.cli`` runs
-them on their own.
+They are :class:`click.Command` objects (``run``, ``plan``, ``status``, ``audit``) that the one
+``batchtok`` group (:mod:`batchtok.cli`) registers; options other commands take too are
+:mod:`batchtok.cli_options`'.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from ..cli_options import CONTEXT, special_token_options
 from . import exit_codes as codes
 from .errors import JobError, RunnerError
 from .io.names import escaped, escaped_json
@@ -117,7 +118,7 @@ def _fail_usage(exc: JobError) -> None:
 @click.command(
     "run",
     epilog=KEYS_HELP + "\n\n" + EXIT_HELP,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
+    context_settings={**CONTEXT, "max_content_width": 120},
 )
 @_job_options
 @click.option(
@@ -183,7 +184,7 @@ def run(job, verify, quiet, log_format, progress, progress_interval) -> None:
 @click.command(
     "plan",
     epilog=KEYS_HELP,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
+    context_settings={**CONTEXT, "max_content_width": 120},
 )
 @_job_options
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
@@ -236,7 +237,7 @@ def plan(job, as_json, verify, no_hash) -> None:
         click.echo(f"note: {note}")
 
 
-@click.command("status", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("status", context_settings=CONTEXT)
 @_job_options
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def status(job, as_json) -> None:
@@ -332,7 +333,7 @@ def status(job, as_json) -> None:
 
 @click.command(
     "audit",
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
+    context_settings={**CONTEXT, "max_content_width": 120},
 )
 @click.argument("paths", nargs=-1, metavar="JOB_FILE | -t TOKENIZER.json FILE...")
 @click.option(
@@ -364,16 +365,7 @@ def status(job, as_json) -> None:
     show_default=True,
     help="With -t: the text column of .parquet / .jsonl files.",
 )
-@click.option(
-    "--no-special-tokens",
-    is_flag=True,
-    help="With -t: encode without the post-processor's special tokens.",
-)
-@click.option(
-    "--special-text-as-text",
-    is_flag=True,
-    help="With -t: special-token strings in the text are plain text.",
-)
+@special_token_options(when="With -t: ")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @_override_options
 def audit(
@@ -382,7 +374,7 @@ def audit(
     sample,
     seed,
     column,
-    no_special_tokens,
+    special_tokens,
     special_text_as_text,
     as_json,
     inputs,
@@ -429,13 +421,13 @@ def audit(
                 column,
                 sample,
                 seed,
-                add_special_tokens=not no_special_tokens,
+                add_special_tokens=special_tokens,
                 special_tokens_as_text=special_text_as_text,
             )
         else:
             if len(paths) != 1:
                 raise click.UsageError("give one job file, or -t TOKENIZER.json and text files")
-            if column != "text" or no_special_tokens or special_text_as_text:
+            if column != "text" or not special_tokens or special_text_as_text:
                 raise click.UsageError(
                     "--column/--no-special-tokens/--special-text-as-text are for -t; a job "
                     "names its own (--set input.text_column=...)"
@@ -456,19 +448,3 @@ def audit(
         for line in report.lines():
             click.echo(line)
     sys.exit(report.exit_code)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-def main() -> None:
-    """batchtok's job runner (these commands are also `batchtok run/plan/status/audit`)."""
-
-
-main.add_command(run)
-main.add_command(plan)
-main.add_command(status)
-main.add_command(audit)
-
-if __name__ == "__main__":
-    from batchtok.utils.program import run_program
-
-    run_program(main)

@@ -67,7 +67,7 @@ def test_a_glob_over_symlink_loops_ends_and_mirrors_the_real_tree(tmp_path: Path
     job = basic_job(tmp_path, input__paths=[str(tmp_path / "in" / "**" / "*.parquet")])
     # the original walked every path through the loops: bound it in another process
     plan = subprocess.run(
-        [sys.executable, "-m", "batchtok.runner.cli", "plan", str(job), "--json", "--no-hash"],
+        [sys.executable, "-m", "batchtok", "plan", str(job), "--json", "--no-hash"],
         capture_output=True,
         text=True,
         timeout=60,

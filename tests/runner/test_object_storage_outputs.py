@@ -505,7 +505,7 @@ def blocked(s3, dest, upload_id, number, chunk):
         time.sleep(600)
     return etag
 s3.upload_part = blocked
-from batchtok.runner.cli import main
+from batchtok.cli import main
 main(["run", sys.argv[1]])
 """
 

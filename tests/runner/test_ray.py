@@ -66,7 +66,7 @@ if hook:
     def setup():
         getattr(ray_hooks, name)(*args)
     ray.init(runtime_env={"worker_process_setup_hook": setup}, logging_level="WARNING")
-from batchtok.runner.cli import main
+from batchtok.cli import main
 main(["run", *sys.argv[2:]])
 """
 

@@ -64,7 +64,7 @@ def slow(*args, **kwargs):
     time.sleep(0.2)
     return original(*args, **kwargs)
 worker._encode_piece = slow
-from batchtok.runner.cli import main
+from batchtok.cli import main
 main(["run", sys.argv[1], "--set", "run.batch_mb=0.0002", *sys.argv[2:]])
 """
 
