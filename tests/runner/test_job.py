@@ -324,3 +324,33 @@ def test_a_job_found_invalid_after_a_good_run_says_so_in_status(tmp_path: Path) 
     assert code == 2 and "input.text_column" in output
     code, output = invoke("status", job)
     assert code == 1 and "last run: invalid (exit 2)" in output and "input.text_column" in output
+
+
+def test_every_key_is_declared_once_and_reaches_the_job_by_its_attribute():
+    """A key is one Setting: its value fills the Job attribute it names (storage.* the job's
+    StorageOptions), and every attribute of the Job but the file, the sources and the
+    storage options comes from exactly one key."""
+    import dataclasses
+
+    from batchtok.runner.io.arrow_fs import StorageOptions
+    from batchtok.runner.job import Job
+
+    storage = {s.attribute for s in SETTINGS if s.key.startswith("storage.")}
+    others = [s.attribute for s in SETTINGS if not s.key.startswith("storage.")]
+    assert storage == {f.name for f in dataclasses.fields(StorageOptions)}
+    assert sorted(others) == sorted(
+        f.name for f in dataclasses.fields(Job) if f.name not in ("file", "sources", "storage")
+    )
+
+
+def test_the_output_options_are_the_settings_declared_output(tmp_path):
+    job_file = tmp_path / "job.toml"
+    job_file.write_text(
+        '[input]\npaths = ["in"]\n[tokenizer]\npath = "t.json"\n[output]\ndir = "out"\n'
+        "pack_length = 8\npack_keep_last = false\n"
+    )
+    job = load_job(job_file)
+    declared = {s.attribute for s in SETTINGS if s.output}
+    assert set(job.output_format()) == declared
+    assert job.output_format()["pack_keep_last"] is False and job.pack_keep_last is False
+    assert job.output_format()["pack_length"] == 8

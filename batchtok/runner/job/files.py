@@ -228,45 +228,21 @@ def load_job(
         problems += _cross_checks(resolved, sources)
     if problems:
         raise JobError(problems, shown)
-    name = resolved["name"] or (job_file.stem if job_file else "job")
-    return Job(
-        file=job_file,
-        name=name,
-        inputs=resolved["input.paths"],
-        text_column=resolved["input.text_column"],
+    return _job(job_file, resolved, sources)
+
+
+def _job(job_file: Path | None, resolved: dict[str, Any], sources: dict[str, str]) -> Job:
+    """The typed job of the validated values: each setting fills its attribute
+    (:attr:`Setting.attribute`), ``storage.*`` the job's StorageOptions."""
+    storage = {s.attribute: resolved[s.key] for s in SETTINGS if s.key.startswith("storage.")}
+    values = {s.attribute: resolved[s.key] for s in SETTINGS if not s.key.startswith("storage.")}
+    values.update(
+        name=resolved["name"] or (job_file.stem if job_file else "job"),
         pair_column=resolved["input.pair_column"] or None,
         tokenizer_path=as_path(resolved["tokenizer.path"]),
-        add_special_tokens=resolved["encode.add_special_tokens"],
-        special_tokens_in_text=resolved["encode.special_tokens_in_text"],
-        max_length=resolved["encode.max_length"],
-        truncation_strategy=resolved["encode.truncation_strategy"],
-        truncation_direction=resolved["encode.truncation_direction"],
         output_dir=as_path(resolved["output.dir"]),
-        ids_column=resolved["output.ids_column"],
-        count_column=resolved["output.count_column"],
-        dtype=resolved["output.dtype"],
-        compression=resolved["output.compression"],
-        keep_columns=resolved["output.keep_columns"],
-        row_group_mb=resolved["output.row_group_mb"],
-        storage=StorageOptions(
-            endpoint=resolved["storage.endpoint"],
-            region=resolved["storage.region"],
-            anonymous=resolved["storage.anonymous"],
-        ),
-        format=resolved["output.format"],
-        append_eos=resolved["output.append_eos"],
-        pack_length=resolved["output.pack_length"],
-        pack_keep_last=resolved["output.pack_keep_last"],
-        workers=resolved["run.workers"],
-        bad_rows=resolved["run.bad_rows"],
-        shard_mb=resolved["run.shard_mb"],
-        batch_mb=resolved["run.batch_mb"],
-        cache_mb=resolved["run.cache_mb"],
-        executor=resolved["run.executor"],
-        ray_address=resolved["run.ray_address"],
-        stall_timeout=resolved["run.stall_timeout"],
-        sources=sources,
     )
+    return Job(file=job_file, storage=StorageOptions(**storage), sources=sources, **values)
 
 
 def _resolve_paths(value: Any, base: Path) -> Any:

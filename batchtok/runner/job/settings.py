@@ -162,11 +162,24 @@ def _name(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Setting:
+    """A job key, declared once: validation, ``--help``, docs/job-keys.md and the typed
+    :class:`~batchtok.runner.job.spec.Job` all read it."""
+
     key: str
     default: Any
     check: Callable[[Any], Any]
     help: str
     path: bool = False  # resolved against the directory of the file that sets it
+    #: the attribute of the Job (or of its StorageOptions, for ``storage.*``) the value fills;
+    #: "": the key's last part
+    field: str = ""
+    #: the value decides the bytes of the outputs: it is in every shard's cache key and in
+    #: each output's metadata (``Job.output_format()``)
+    output: bool = False
+
+    @property
+    def attribute(self) -> str:
+        return self.field or self.key.rpartition(".")[2]
 
     @property
     def shown_default(self) -> str:
@@ -187,6 +200,7 @@ SETTINGS: tuple[Setting, ...] = (
         "JSON Lines maybe .gz/.zst; hidden and _-prefixed entries skipped; links followed once) "
         "or globs (** for any depth). A .json file is read when named or globbed as *.json.",
         path=True,
+        field="inputs",
     ),
     Setting("input.text_column", "text", _column_name, "The string column to tokenize."),
     Setting(
@@ -196,7 +210,14 @@ SETTINGS: tuple[Setting, ...] = (
         "A second string column: each row is encoded as the pair (text, pair), as tokenizers "
         'encodes (sequence, pair) inputs; "": single texts.',
     ),
-    Setting("tokenizer.path", REQUIRED, _string, "A tokenizer.json file.", path=True),
+    Setting(
+        "tokenizer.path",
+        REQUIRED,
+        _string,
+        "A tokenizer.json file.",
+        path=True,
+        field="tokenizer_path",
+    ),
     Setting(
         "encode.add_special_tokens",
         True,
@@ -232,20 +253,30 @@ SETTINGS: tuple[Setting, ...] = (
         '"right" keeps the start of each sequence, "left" its end; only with a numeric '
         "encode.max_length.",
     ),
-    Setting("output.dir", REQUIRED, _string, "Output directory.", path=True),
-    Setting("output.ids_column", "input_ids", _column_name, "Name of the token-id column."),
-    Setting("output.count_column", "num_tokens", _column_name, "Name of the token-count column."),
+    Setting("output.dir", REQUIRED, _string, "Output directory.", path=True, field="output_dir"),
+    Setting(
+        "output.ids_column", "input_ids", _column_name, "Name of the token-id column.", output=True
+    ),
+    Setting(
+        "output.count_column",
+        "num_tokens",
+        _column_name,
+        "Name of the token-count column.",
+        output=True,
+    ),
     Setting(
         "output.dtype",
         "int32",
         _choice("int32", "uint16", "uint32"),
         "Type of the ids (a list of it); uint16 and uint32 only where every id fits.",
+        output=True,
     ),
     Setting(
         "output.compression",
         "zstd",
         _choice("zstd", "snappy", "gzip", "brotli", "lz4", "none"),
         "Parquet compression of the output.",
+        output=True,
     ),
     Setting(
         "output.format",
@@ -254,6 +285,7 @@ SETTINGS: tuple[Setting, ...] = (
         'What each input file becomes: "parquet" (its rows with an ids column), "megatron" '
         '(Megatron-LM\'s .bin/.idx indexed dataset) or "datatrove" (a .ds token file with '
         ".ds.index and .ds.metadata, as nanotron reads).",
+        output=True,
     ),
     Setting(
         "output.append_eos",
@@ -261,6 +293,7 @@ SETTINGS: tuple[Setting, ...] = (
         _append_eos,
         "Append an end-of-text token to every non-empty document, as Megatron's --append-eod: "
         "true (the file's own: <|endoftext|>, <|end_of_text|>, </s> or <eos>) or its name.",
+        output=True,
     ),
     Setting(
         "output.pack_length",
@@ -269,12 +302,14 @@ SETTINGS: tuple[Setting, ...] = (
         "Pack each file's documents (with their EOS) into rows of exactly this many ids, in "
         'order; "none" keeps one row per document. Packed Parquet holds the ids and count '
         "columns only.",
+        output=True,
     ),
     Setting(
         "output.pack_keep_last",
         True,
         _boolean,
         "With output.pack_length: keep each file's last, shorter row (false drops it).",
+        output=True,
     ),
     Setting(
         "output.keep_columns",
@@ -288,6 +323,7 @@ SETTINGS: tuple[Setting, ...] = (
         _positive_number,
         "Input row groups holding more text than this (MB) are split into several output row "
         "groups; bounds a worker's memory.",
+        output=True,
     ),
     Setting(
         "storage.endpoint",
@@ -335,6 +371,7 @@ SETTINGS: tuple[Setting, ...] = (
         _choice("null_ids", "empty_ids", "skip", "fail"),
         "A row whose text is null (or cannot be encoded): write null ids, write empty ids, "
         "leave the row out, or fail the run. Counted and logged with file and row either way.",
+        output=True,
     ),
     Setting(
         "run.shard_mb",

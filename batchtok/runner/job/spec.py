@@ -11,7 +11,7 @@ from ..errors import Problem
 from ..io.arrow_fs import StorageOptions
 from ..io.stores import OutPath
 from ..outputs.formats import DEFAULT_FORMAT, FORMATS
-from .settings import STALL_TIMEOUT
+from .settings import SETTINGS, STALL_TIMEOUT
 
 # -- the job -----------------------------------------------------------------------------------
 
@@ -68,19 +68,9 @@ class Job:
         }
 
     def output_format(self) -> dict[str, Any]:
-        """The options that decide the output file's bytes besides the ids."""
-        return {
-            "ids_column": self.ids_column,
-            "count_column": self.count_column,
-            "dtype": self.dtype,
-            "compression": self.compression,
-            "bad_rows": self.bad_rows,
-            "row_group_mb": self.row_group_mb,
-            "format": self.format,
-            "append_eos": self.append_eos,
-            "pack_length": self.pack_length,
-            "pack_keep_last": self.pack_keep_last,
-        }
+        """The options that decide the output file's bytes besides the ids (the settings
+        declared ``output=True``): in every cache key and output's metadata."""
+        return {s.attribute: getattr(self, s.attribute) for s in SETTINGS if s.output}
 
     @property
     def derived_output(self) -> bool:
