@@ -169,8 +169,9 @@ def driver_memory(job_path: str, trace: bool) -> None:
     import tracemalloc
 
     from batchtok.runner.job import load_job
-    from batchtok.runner.plan.keys import Records, hash_row_groups, memo_hashes
+    from batchtok.runner.plan.keys import hash_row_groups
     from batchtok.runner.plan.prepare import prepare, state_dir
+    from batchtok.runner.plan.records import Records, memo_hashes
     from batchtok.runner.plan.states import hash_spec, resolve, text_columns
     from batchtok.runner.plan.tasks import shard_task
 

@@ -56,8 +56,9 @@ from .io.stores import configure as configure_storage
 from .job import Job
 from .outputs.ownership import check_outputs, claim
 from .outputs.parquet import use_returning_memory_pool
-from .plan.keys import Records, RowGroupHash, memo_hashes, remember_hashes
+from .plan.keys import RowGroupHash
 from .plan.prepare import Prepared, earlier_runs_in, hash_task, prepare, state_dir
+from .plan.records import FileRecord, Records, memo_hashes, remember_hashes
 from .plan.states import (
     FileState,
     hash_spec,
@@ -424,7 +425,7 @@ class _Run:
 
     # -- cache records --------------------------------------------------------------------
 
-    def _resolve(self, f: InputFile, hashes: list[RowGroupHash], record: dict) -> None:
+    def _resolve(self, f: InputFile, hashes: list[RowGroupHash], record: FileRecord) -> None:
         assert self.prep is not None
         st = self.states[f.rel]
         resolve(st, hashes, self.prep.fingerprint(f), self.parts_dir, record, self.verify)
@@ -432,8 +433,7 @@ class _Run:
             log.warning("%s", st.note, extra={"event": "output_redo", "file": str(st.output)})
         for note in st.discarded:
             log.warning("%s", note, extra={"event": "part_discarded", "file": f.rel})
-        out = record.get("output") or {}
-        if st.output_trusted and output_moved(st, out):
+        if st.output_trusted and output_moved(st, record.output):
             record_output(self.records, st, record)
 
     def _report_orphans(self) -> None:
@@ -649,7 +649,7 @@ class _Run:
         st = self.states[task.rel]
         if isinstance(result, JoinResult):
             self.stats.encoded.merge(ShardStats(peak_rss_mb=result.peak_rss_mb))
-            record_output(self.records, st, digests=result.digests)
+            record_output(self.records, st, written=result.digests)
             self.stats.files_written += 1
             for part in st.parts.values():
                 remove_part(part)
@@ -662,7 +662,7 @@ class _Run:
         self.stats.encoded.merge(result.stats.times(copies))
         self.progress.shards_done += 1
         if len(st.shards) == 1 and not st.derived:
-            record_output(self.records, st, digests={st.output.name: result.digest})
+            record_output(self.records, st, written={st.output.name: result.digest})
             self.stats.files_written += 1
             return
         st.parts[task.key] = as_path(task.dest)

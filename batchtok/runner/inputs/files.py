@@ -22,7 +22,7 @@ from ..errors import JobError, Problem, reason
 from ..io.arrow_fs import StorageOptions, is_uri, open_input, stat
 from ..io.stores import stat_key
 from ..job import Job
-from ..plan.keys import Records
+from ..plan.records import FileRecord, Records
 from . import text_arrays
 from .discovery import capped, expand_inputs
 from .jsonl import Block, is_jsonl, jsonl_compression, scan_blocks
@@ -238,12 +238,12 @@ def _dictionary_in_delta_pages(
 
 
 def read_input(
-    path: str, rel: str, job: Job, problems: list[Problem], record: dict[str, Any] | None = None
+    path: str, rel: str, job: Job, problems: list[Problem], record: FileRecord | None = None
 ) -> InputFile | None:
     """Footer facts of one input, or None with the problems appended. ``record``: the
     input's record from earlier runs (a JSON Lines file's blocks are remembered there)."""
     if is_jsonl(path):
-        return read_jsonl_input(path, rel, job, problems, record or {})
+        return read_jsonl_input(path, rel, job, problems, record or FileRecord())
     try:
         with open_source(path, job.storage) as (raw, st):
             pf = text_arrays.open_parquet(raw)
@@ -335,13 +335,13 @@ def jsonl_memo(job: Job, f: InputFile) -> dict[str, Any]:
     }
 
 
-def remembered_blocks(job: Job, record: dict[str, Any], stat: dict[str, int]) -> list[Block] | None:
+def remembered_blocks(job: Job, record: FileRecord, stat: dict[str, int]) -> list[Block] | None:
     """The blocks an earlier run found in a JSON Lines input, if its stat and the block size
     are unchanged (else None: the file is read again)."""
-    memo = record.get("input")
-    if not isinstance(memo, dict) or memo.get("stat") != stat:
+    memo = record.input
+    if memo is None or memo.stat != stat:
         return None
-    jsonl = memo.get("jsonl")
+    jsonl = memo.jsonl
     if not isinstance(jsonl, dict) or jsonl.get("block_bytes") != jsonl_block_bytes(job):
         return None
     try:
@@ -357,7 +357,7 @@ def remembered_blocks(job: Job, record: dict[str, Any], stat: dict[str, int]) ->
 
 
 def read_jsonl_input(
-    path: str, rel: str, job: Job, problems: list[Problem], record: dict[str, Any]
+    path: str, rel: str, job: Job, problems: list[Problem], record: FileRecord
 ) -> InputFile | None:
     """A JSON Lines input's blocks (remembered, or one read of the file), or None with the
     problems."""

@@ -24,7 +24,7 @@ from ..errors import JobError
 from ..io.names import escaped
 from ..io.stores import OutPath, store_of
 from ..job import Job
-from ..plan.keys import Records
+from ..plan.records import FileRecord, Records
 from ..plan.states import FileState, output_set, owned_names
 from .formats import FORMATS, NotBatchtoks
 
@@ -37,9 +37,9 @@ def claim(records: Records, st: FileState) -> None:
     record = records.load(st.file.rel)
     owned = set(owned_names(record, st))
     names = {p.name for p in output_set(st)}
-    if isinstance(record.get("owned"), list) and names <= owned:
+    if record.owned is not None and names <= owned:
         return
-    record["owned"] = sorted(owned | names)
+    record.owned = sorted(owned | names)
     records.save(st.file.rel, record)
 
 
@@ -65,7 +65,7 @@ def check_outputs(job: Job, states: dict[str, FileState], records: Records) -> N
     raise JobError(problems, str(job.file or ""))
 
 
-def foreign_files(st: FileState, record: dict[str, Any]) -> list[str]:
+def foreign_files(st: FileState, record: FileRecord) -> list[str]:
     """Each file at ``st``'s output paths that this job cannot show it wrote, with why."""
     owned = set(owned_names(record, st))
     present = [p for p in output_set(st) if p.name not in owned and _present(p)]

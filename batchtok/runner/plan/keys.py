@@ -1,4 +1,4 @@
-"""Content-hash cache keys (xxhash) and the records that make a re-run cheap.
+"""Content-hash cache keys (xxhash): what makes a shard the same shard in another run.
 
 A shard's **cache key** is the xxh3-128 of
 
@@ -18,19 +18,7 @@ A shard's **cache key** is the xxh3-128 of
 Never the worker count, paths, times, or a pickled object: the key is a JSON document of plain
 values and digests (:func:`shard_key`).
 
-**Records** (``OUT/.batchtok/records/<file>.json``, one per input file, written only by the
-run's main process) remember for each input its ``(size, mtime_ns, ctime_ns, inode)`` with
-the row-group hashes computed from it, and for its output the same stat of every file (an S3
-output's: size and ETag; a trainer format's set: each of its files), their content hashes as
-written, and the shard keys it was written with (and, while a multi-shard file waits to be
-joined, the content hash of each part written); and the names of the output files the job
-wrote or began to write (``owned``: what lets a run replace them,
-:mod:`batchtok.runner.outputs.ownership`). A re-run with nothing changed therefore reads no
-input data: it compares stats and reads each output's footer or sidecar. An output file
-whose stat no longer matches its record (or that has no record) is checked before it is
-trusted again: a Parquet output is read whole, with page checksums verified; a derived
-output's file must hash as recorded. A corrupted or truncated output is detected and redone.
-``--verify`` ignores the records' stats and checks everything.
+The records that remember them between runs are :mod:`.records`'.
 """
 
 from __future__ import annotations
@@ -39,7 +27,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -48,7 +36,7 @@ import pyarrow.parquet as pq
 import xxhash
 
 from ..inputs import text_arrays
-from ..io.stores import OutPath, open_binary, write_whole
+from ..io.stores import OutPath, open_binary
 
 CACHE_FORMAT = 1
 READ_CHUNK = 1 << 20
@@ -228,74 +216,3 @@ def fingerprint(
 
 def shard_key(fingerprint_json: str, hashes: list[RowGroupHash]) -> str:
     return hex128(f"{fingerprint_json}\n{content_hash(hashes)}".encode())
-
-
-# -- records ---------------------------------------------------------------------------------
-
-
-class Records:
-    """Per-input JSON records under ``OUT/.batchtok/records/`` (see the module docstring)."""
-
-    def __init__(self, state_dir: OutPath) -> None:
-        self.root = state_dir / "records"
-
-    def path(self, rel: str) -> OutPath:
-        return self.root / (rel + ".json")
-
-    def load(self, rel: str) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path(rel).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) and data.get("format") == CACHE_FORMAT else {}
-
-    def save(self, rel: str, record: dict[str, Any]) -> None:
-        # json's ASCII escapes carry a name that is not UTF-8 (its surrogates) exactly, so a
-        # record read back names the files as the file system does (records are batchtok's own
-        # state; what users read, the summary and metadata, is escaped for display instead)
-        record = {**record, "format": CACHE_FORMAT}
-        write_whole(self.path(rel), json.dumps(record, sort_keys=True).encode())
-
-    def remove(self, rel: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self.path(rel).unlink()
-
-    def all_rels(self) -> Iterator[str]:
-        if not self.root.is_dir():
-            return
-        for path in self.root.rglob("*.json"):
-            if not path.name.startswith("."):
-                yield path.relative_to(self.root).as_posix()[: -len(".json")]
-
-
-def memo_hashes(
-    record: dict[str, Any], stat: dict[str, int], hash_spec: dict[str, Any]
-) -> list[RowGroupHash] | None:
-    """The row-group hashes remembered for an input, if its stat and hash spec are unchanged."""
-    memo = record.get("input")
-    if not isinstance(memo, dict) or memo.get("stat") != stat or memo.get("spec") != hash_spec:
-        return None
-    try:
-        return [RowGroupHash.from_json(h) for h in memo["row_groups"]]
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def remember_hashes(
-    record: dict[str, Any],
-    path: str,
-    stat: dict[str, int] | None,
-    hash_spec: dict[str, Any],
-    hashes: list[RowGroupHash],
-    blocks: dict[str, Any] | None = None,
-) -> None:
-    """Store an input's row-group hashes in its record, for :func:`memo_hashes`; and a JSON
-    Lines input's blocks (``{"block_bytes": n, "blocks": [...]}``), so that planning the next
-    run does not read the file again while its stat is unchanged."""
-    record["input"] = {
-        "path": path,
-        "stat": stat,
-        "spec": hash_spec,
-        "row_groups": [h.to_json() for h in hashes],
-        **({"jsonl": blocks} if blocks is not None else {}),
-    }

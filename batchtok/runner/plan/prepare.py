@@ -31,7 +31,7 @@ from ..io.stores import STORES, OutPath, store_of
 from ..io.stores import configure as configure_storage
 from ..job import Job, display_path
 from ..outputs.ownership import check_outputs
-from .keys import Records, memo_hashes
+from .records import Records, memo_hashes
 from .states import (
     FileState,
     file_fingerprint,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
@@ -27,15 +27,8 @@ from ..job import Job
 from ..outputs.formats import DEFAULT_FORMAT, FORMATS
 from ..outputs.parquet import full_read_ok, read_metadata, shard_row_groups
 from ..report.token_stats import TokenStats
-from .keys import (
-    Records,
-    RowGroupHash,
-    content_hash,
-    file_xxh3,
-    fingerprint,
-    hex128,
-    shard_key,
-)
+from .keys import RowGroupHash, content_hash, file_xxh3, fingerprint, hex128, shard_key
+from .records import FileRecord, OutputRecord, Records, count_of, recorded_hashes
 
 MB = 1_000_000
 MAX_BATCH_ROWS = 65_536
@@ -192,7 +185,7 @@ def resolve(
     hashes: list[RowGroupHash],
     fingerprint_json: str,
     parts_dir: OutPath,
-    record: dict[str, Any],
+    record: FileRecord,
     verify: bool,
 ) -> None:
     """Compute the shards' keys and look for their outputs (existing output file, parts)."""
@@ -203,7 +196,7 @@ def resolve(
     ]
     out = state.output
     if state.derived:
-        _resolve_derived(state, verify, record.get("output") or {})
+        _resolve_derived(state, verify, record.output)
     elif out.exists():
         try:
             doc, footer = read_metadata(out)
@@ -212,12 +205,12 @@ def resolve(
         else:
             old_keys = [s.get("key") for s in doc.get("shards") or []]
             ranges = shard_row_groups(doc, footer)
-            remembered = record.get("output") or {}
+            remembered = record.output
+            if remembered is not None and remembered.keys != old_keys:
+                remembered = None  # a record of another output: its stats say nothing
             state.stats = {out.name: stat_of(out)}
             trusted = (
-                not verify
-                and remembered.get("stat") == state.stats[out.name]
-                and remembered.get("keys") == old_keys
+                not verify and remembered is not None and remembered.stat == state.stats[out.name]
             )
             problem = None if trusted else full_read_ok(out)
             if problem is not None:
@@ -228,10 +221,9 @@ def resolve(
                 state.output_trusted = True
                 state.complete = old_keys == state.keys
                 state.reusable = {k: r for k, r in ranges.items() if k in set(state.keys)}
-                if remembered.get("keys") == old_keys:
-                    counts = remembered.get("bad_rows") or {}
-                    state.bad_rows = {k: _count(counts.get(k)) for k in state.reusable}
-                    _load_token_stats(state, remembered.get("token_stats"), state.reusable)
+                if remembered is not None:
+                    state.bad_rows = remembered.bad_rows_of(state.reusable)
+                    _load_token_stats(state, remembered.token_stats, state.reusable)
     if not state.complete and (len(state.shards) > 1 or state.derived):
         for i, key in enumerate(state.keys):
             if key in state.reusable:
@@ -243,7 +235,7 @@ def resolve(
             if problem is None:
                 state.parts[key] = part
                 state.part_digests[key] = digest
-                state.bad_rows[key] = _count(recorded.get("bad_rows"))
+                state.bad_rows[key] = count_of(recorded.get("bad_rows"))
                 _load_token_stats(state, {key: recorded.get("token_stats")}, (key,))
             elif problem:
                 state.discarded.append(
@@ -267,7 +259,7 @@ def derived_source(state: FileState) -> tuple[list[Any], dict[str, str]] | None:
         keys = [s.get("key") for s in doc.get("shards") or []]
     except (OSError, pa.ArrowException, ValueError, AttributeError):
         return None
-    return keys, _digests(hashes)
+    return keys, recorded_hashes(hashes)
 
 
 def derived_keys(state: FileState) -> list[str] | None:
@@ -276,13 +268,7 @@ def derived_keys(state: FileState) -> list[str] | None:
     return None if found is None else found[0]
 
 
-def _digests(value: Any) -> dict[str, str]:
-    if not isinstance(value, dict):
-        return {}
-    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
-
-
-def _resolve_derived(state: FileState, verify: bool, remembered: dict[str, Any]) -> None:
+def _resolve_derived(state: FileState, verify: bool, remembered: OutputRecord | None) -> None:
     """A derived output is complete when it was built from exactly these shards (its sidecar
     checks every file's size) and each of its files is as written (:func:`derived_change`);
     otherwise every shard without a part is encoded again."""
@@ -296,18 +282,17 @@ def _resolve_derived(state: FileState, verify: bool, remembered: dict[str, Any])
         )
         return
     keys, sidecar_hashes = found
-    if remembered.get("keys") != keys:  # a record of another output: its stats say nothing
-        remembered = {}
-    hashes = {**sidecar_hashes, **_digests(remembered.get("xxh3_128"))}
-    problem = derived_change(state, verify, remembered.get("files"), hashes)
+    if remembered is not None and remembered.keys != keys:
+        remembered = None  # a record of another output: its stats say nothing
+    hashes = {**sidecar_hashes, **(remembered.xxh3_128 if remembered is not None else {})}
+    problem = derived_change(state, verify, remembered and remembered.files, hashes)
     if problem:
         state.note = f"existing output {state.output} {problem}; it will be rewritten"
         return
     state.complete = state.output_trusted = True
-    if remembered:  # what its shards held, recorded when it was written
-        counts = remembered.get("bad_rows") or {}
-        state.bad_rows = {k: _count(counts.get(k)) for k in keys}
-        _load_token_stats(state, remembered.get("token_stats"), keys)
+    if remembered is not None:  # what its shards held, recorded when it was written
+        state.bad_rows = remembered.bad_rows_of(keys)
+        _load_token_stats(state, remembered.token_stats, keys)
 
 
 def derived_change(
@@ -407,10 +392,6 @@ def _load_token_stats(state: FileState, stored: Any, keys: Any) -> None:
             state.token_stats[key] = found
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
 def file_fingerprint(job: Job, f: InputFile, engine_version: str, facts: TokenizerFacts) -> str:
     return fingerprint(
         engine_version=engine_version,
@@ -430,17 +411,17 @@ def output_path(job: Job, f: InputFile) -> OutPath:
 def record_output(
     records: Records,
     st: FileState,
-    record: dict | None = None,
-    digests: dict[str, str] | None = None,
+    record: FileRecord | None = None,
+    written: dict[str, str] | None = None,
 ) -> None:
     """Remember the stat of each file of a complete output and the shard keys it holds, so
     that the next run trusts it without reading it again while its stats are unchanged (and
-    checks the content hashes, ``digests`` by file name as the writer computed them, of a
+    checks the content hashes, ``written`` by file name as the writer computed them, of a
     file whose stat changed); and the bad rows each shard holds, so that every later run (and
     ``batchtok status``) reports them. The files are listed as this job's (see
     :mod:`batchtok.runner.outputs.ownership`)."""
-    record = dict(record if record is not None else records.load(st.file.rel))
-    previous = record.get("output") or {}
+    record = replace(record) if record is not None else records.load(st.file.rel)
+    previous = record.output
     if st.derived:
         found = derived_keys(st)
         if found is None:
@@ -452,40 +433,30 @@ def record_output(
             keys = [s.get("key") for s in doc.get("shards") or []]
         except (OSError, pa.ArrowException, ValueError):
             return
-    if digests is None and previous.get("keys") == keys:
-        digests = _digests(previous.get("xxh3_128"))  # verified against them: still theirs
+    if written is None and previous is not None and previous.keys == keys:
+        written = previous.xxh3_128  # verified against them: still theirs
     bad = {k: st.bad_rows[k] for k in keys if st.bad_rows.get(k)}
     tokens = {k: st.token_stats[k].to_json() for k in keys if k in st.token_stats}
     files = {p.name: stat_of(p) for p in output_set(st)}
-    record["output"] = {
-        "stat": files[st.output.name],
-        "files": files,
-        "xxh3_128": digests or {},
-        "keys": keys,
-        "bad_rows": bad,
-        "token_stats": tokens,
-    }
-    record["owned"] = sorted(set(owned_names(record, st)) | set(files))
+    record.output = OutputRecord(files[st.output.name], files, keys, written or {}, bad, tokens)
+    record.owned = sorted(set(owned_names(record, st)) | set(files))
     records.save(st.file.rel, record)
 
 
-def output_moved(st: FileState, remembered: dict[str, Any]) -> bool:
+def output_moved(st: FileState, remembered: OutputRecord | None) -> bool:
     """Whether a trusted output's files have other stats (or more files) than its record
     says: the record is written again."""
-    files = remembered.get("files")
-    return not isinstance(files, dict) or any(
-        files.get(name) != stat for name, stat in st.stats.items()
-    )
+    files = None if remembered is None else remembered.files
+    return files is None or any(files.get(name) != stat for name, stat in st.stats.items())
 
 
-def owned_names(record: dict[str, Any], st: FileState) -> list[str]:
+def owned_names(record: FileRecord, st: FileState) -> list[str]:
     """The output files (names in the input's output directory) the job's record says this
     job wrote or began to write; a record of a run that did not list them proves the files
     of the output it describes."""
-    names = record.get("owned")
-    if isinstance(names, list):
-        return [n for n in names if isinstance(n, str)]
-    if isinstance(record.get("output"), dict):
+    if record.owned is not None:
+        return record.owned
+    if record.output is not None:
         return [p.name for p in output_set(st)]
     return []
 
