@@ -35,12 +35,11 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 from ..utils import program
-from .errors import JobError, LockHeld, LockLost, reason
+from .errors import JobError, LockHeld, reason
+from .exec.dispatch import Dispatcher
 from .exec.encode import configure_tokenizer, remember_facts
-from .exec.local import Event, Failure, LocalExecutor
+from .exec.local import Event, LocalExecutor
 from .exec.worker import (
-    AssembleTask,
-    HashTask,
     JoinResult,
     ShardTask,
     WorkerContext,
@@ -50,7 +49,7 @@ from .exec.worker import (
 )
 from .exit_codes import EXIT_FAILURE, EXIT_OK, EXIT_OK_WITH_BAD_ROWS
 from .inputs.files import InputFile, jsonl_memo
-from .io.lock import Lock, check_lock, run_lock
+from .io.lock import Lock, run_lock
 from .io.stores import as_path, store_of
 from .io.stores import configure as configure_storage
 from .job import Job
@@ -70,7 +69,7 @@ from .plan.states import (
 )
 from .plan.tasks import join_task, shard_task
 from .report.progress import LogSession, Progress
-from .report.stats import RunStats, ShardStats, process_started
+from .report.stats import FailureRecord, RunStats, ShardStats, process_started
 from .report.summary import (
     build_summary,
     invalid_summary,
@@ -145,11 +144,11 @@ class _Run:
         self.stats = RunStats()
         self.states: dict[str, FileState] = {}
         self.prep: Prepared | None = None
-        self.stopping = ""  # why the run stopped dispatching, if it did
         self.workers = job.workers or available_cores()
         self.memory_pool = ""
         self.lock: Lock | None = None
         self.context: WorkerContext | None = None  # the workers' (set before each phase)
+        self.dispatch = Dispatcher(self.progress, self.stats, self.store, self.tmp_dir)
 
     # -- top level ----------------------------------------------------------------------
 
@@ -188,7 +187,7 @@ class _Run:
             raise JobError(
                 [job.problem("output.dir", _unwritable(exc, self.sdir))], str(job.file or "")
             ) from exc
-        self.lock = lock
+        self.lock = self.dispatch.lock = lock
         previous = _install_sigterm()
         try:
             if lock.stale is not None:
@@ -264,7 +263,7 @@ class _Run:
             raise
         except Exception as exc:  # noqa: BLE001 - reported, summarized, exit code 1
             log.exception("run failed: %s", exc)
-            self.stats.failures.append({"task": "run", "error": f"{type(exc).__name__}: {exc}"})
+            self.stats.failures.append(FailureRecord("run", f"{type(exc).__name__}: {exc}"))
         summary = build_summary(
             self.job,
             self.prep.facts if self.prep else None,
@@ -338,18 +337,20 @@ class _Run:
             self._prepare_encoders()
             with self._executor() as executor:
                 self._hash_phase(executor, need_hash)
-                if self.stopping or self._nothing_to_do():
+                if self.dispatch.stopping or self._nothing_to_do():
                     return
                 self._encode_phase(executor)
         else:
             if need_hash:
                 # Workers without a tokenizer: an input whose stat changed but not its content
                 # (touched, copied back) costs a hash, not a tokenizer load.
-                self.context = worker_context(None, None, encode_settings(job), self._lock_state())
+                self.context = worker_context(
+                    None, None, encode_settings(job), self.dispatch.lock_state()
+                )
                 self.session.for_workers()
                 with self._executor() as executor:
                     self._hash_phase(executor, need_hash)
-            if self.stopping or self._nothing_to_do():
+            if self.dispatch.stopping or self._nothing_to_do():
                 return
             self._prepare_encoders()
             with self._executor() as executor:
@@ -367,7 +368,7 @@ class _Run:
         tok = prep.loaded_tokenizer()
         configure_tokenizer(tok, job, prep.facts)
         self.context = worker_context(
-            tok, prep.facts, encode_settings(job, prep.facts), self._lock_state()
+            tok, prep.facts, encode_settings(job, prep.facts), self.dispatch.lock_state()
         )
         self.session.for_workers()
         # what each worker starts from: its copy-on-write view of the parent's pages
@@ -449,104 +450,6 @@ class _Run:
 
     # -- phases ---------------------------------------------------------------------------
 
-    def _drive(self, executor: LocalExecutor, on_done) -> None:
-        for event in executor.events():
-            self._check_lock(executor)
-            if event is None:
-                self.progress.tick()
-                continue
-            if event.kind == "progress":
-                self.progress.add(event.payload, event.task)
-                self.progress.tick()
-            elif event.kind == "done":
-                self.progress.settle(event.task)
-                on_done(event)
-            elif event.kind == "retry":
-                self.progress.drop(event.task)  # the retry reports its rows again
-                self._retrying(event)
-            else:
-                self.progress.drop(event.task)
-                self._failed(executor, event)
-
-    def _lock_state(self) -> tuple[str, str] | None:
-        return None if self.lock is None else (str(self.lock.path), self.lock.identity())
-
-    def _check_lock(self, executor: LocalExecutor) -> None:
-        """Stop dispatching if the lock file was deleted or replaced (another run may have
-        started beside this one); the workers check it too before publishing a file."""
-        if self.lock is None or self.stopping or self.lock.holds_path(cached=True):
-            return
-        try:
-            check_lock(self.lock.path, self.lock.identity())
-        except (LockLost, OSError) as exc:  # OSError: an S3 lock that cannot be read for long
-            self.stopping = str(exc)
-            self.stats.failures.append({"task": "run", "error": str(exc)})
-            log.error("%s", exc, extra={"event": "lock_lost"})
-            executor.cancel_pending()
-
-    def _remove_leftovers(self, task: Any, failure: Failure) -> None:
-        """A worker that died could not delete its temporary file (its pid names it) nor abort
-        the upload it had started."""
-        if failure.died:
-            dest = getattr(task, "dest", "")
-            if dest:
-                try:
-                    self.store.abort_incomplete_of(dest)
-                except OSError as exc:  # the next run (holding the lock) aborts it
-                    log.warning("%s", exc)
-            for leftover in self.tmp_dir.glob(f"*.{failure.pid}.parquet.tmp"):
-                with contextlib.suppress(FileNotFoundError):
-                    leftover.unlink()
-
-    def _retrying(self, event: Event) -> None:
-        task, failure = event.task, event.payload
-        self.stats.retries.append({"task": task.label, "file": task.rel, "error": failure.error})
-        log.warning(
-            "%s failed in worker %s: %s; retrying it once in a fresh worker",
-            task.label,
-            failure.pid,
-            failure.error,
-            extra={"event": "retry", "file": task.rel},
-        )
-        if failure.detail:
-            log.warning("%s", failure.detail.rstrip())
-        self._remove_leftovers(task, failure)
-
-    def _failed(self, executor: LocalExecutor, event: Event) -> None:
-        task, failure = event.task, event.payload
-        rel = task.rel
-        self.stats.failed_files.add(rel)
-        if isinstance(task, ShardTask):
-            self.progress.shards_failed += 1
-        kind = {ShardTask: "shard", HashTask: "hash", AssembleTask: "join"}[type(task)]
-        self.stats.failures.append(
-            {
-                "task": task.label,
-                "kind": kind,
-                "file": rel,
-                "error": failure.error,
-                "retried": failure.retried,
-            }
-        )
-        again = " (and again in a fresh worker)" if failure.retried else ""
-        log.error(
-            "%s failed%s: %s",
-            task.label,
-            again,
-            failure.error,
-            extra={"event": "failed", "file": rel},
-        )
-        if failure.detail:
-            log.error("%s", failure.detail.rstrip())
-        self._remove_leftovers(task, failure)
-        if failure.fatal and not self.stopping:
-            self.stopping = failure.error
-            dropped = executor.cancel_pending()
-            if dropped:
-                log.error(
-                    "stopping: %d tasks not started (completed shards are kept)", len(dropped)
-                )
-
     def _hash_phase(self, executor: LocalExecutor, files: list[InputFile]) -> None:
         started = time.monotonic()
         by_rel = {f.rel: f for f in files}
@@ -565,12 +468,12 @@ class _Run:
             self._resolve(f, hashes, record)
             self.progress.shards_done += 1
 
-        self._drive(executor, done)
+        self.dispatch.drive(executor, done)
         self.stats.hash_seconds = time.monotonic() - started
         self.progress.finish()
 
     def _encode_phase(self, executor: LocalExecutor) -> None:
-        if self.stopping:
+        if self.dispatch.stopping:
             return
         job = self.job
         log.info(
@@ -603,7 +506,7 @@ class _Run:
             )
         if joins:
             log.info("joining the completed parts of %d files", len(joins))
-        self._drive(executor, lambda event: self._encode_done(executor, event))
+        self.dispatch.drive(executor, lambda event: self._encode_done(executor, event))
         self.stats.encode_seconds = time.monotonic() - started
         first = executor.first_sent.get("ShardTask")
         if first is not None:

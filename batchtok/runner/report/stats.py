@@ -80,6 +80,42 @@ class ShardStats:
         )
 
 
+@dataclass(frozen=True)
+class FailureRecord:
+    """A task that failed for good (or the run itself: ``task`` "run", no kind or file), as
+    the summary's ``failures`` lists it."""
+
+    task: str  # the task's label ("encode a.parquet#0"), or "run"
+    error: str
+    kind: str | None = None  # "shard", "hash" or "join"
+    file: str | None = None  # the input it belongs to
+    retried: bool | None = None  # failed in a fresh worker too
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"task": self.task}
+        if self.kind is not None:
+            doc["kind"] = self.kind
+        if self.file is not None:
+            doc["file"] = self.file
+        doc["error"] = self.error
+        if self.retried is not None:
+            doc["retried"] = self.retried
+        return doc
+
+
+@dataclass(frozen=True)
+class RetryRecord:
+    """A first attempt that failed and was run again in a fresh worker (its second
+    attempt's outcome is in the counts, or in the failures)."""
+
+    task: str
+    file: str
+    error: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"task": self.task, "file": self.file, "error": self.error}
+
+
 @dataclass
 class RunStats:
     """The parent's account of a run, from which the summary is written."""
@@ -89,8 +125,8 @@ class RunStats:
     shards_cached: int = 0  # found complete in the output or as parts
     cached_bad_rows: int = 0  # bad rows those hold (recorded when they were written)
     files_written: int = 0
-    failures: list[dict[str, Any]] = field(default_factory=list)
-    retries: list[dict[str, Any]] = field(default_factory=list)  # first attempts that failed
+    failures: list[FailureRecord] = field(default_factory=list)
+    retries: list[RetryRecord] = field(default_factory=list)  # first attempts that failed
     failed_files: set[str] = field(default_factory=set)
     hash_seconds: float = 0.0
     encode_seconds: float = 0.0
@@ -105,7 +141,7 @@ class RunStats:
 
     @property
     def failed_shards(self) -> int:
-        return sum(1 for f in self.failures if f.get("kind") == "shard")
+        return sum(1 for f in self.failures if f.kind == "shard")
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started

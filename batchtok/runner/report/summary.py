@@ -119,10 +119,10 @@ def build_summary(
             "cached": stats.shards_cached,
             "failed": stats.failed_shards,
         },
-        "failures": stats.failures[:MAX_EXAMPLES],
+        "failures": [f.to_json() for f in stats.failures[:MAX_EXAMPLES]],
         # tasks whose first attempt failed and that were run again in a fresh worker (the
         # second attempt's outcome is in the counts above, or in "failures")
-        "retries": stats.retries[:MAX_EXAMPLES],
+        "retries": [r.to_json() for r in stats.retries[:MAX_EXAMPLES]],
         **_counts(job, stats),
         "peak_worker_rss_mb": round(stats.encoded.peak_rss_mb, 1),
         "parent_rss_mb_at_fork": (
