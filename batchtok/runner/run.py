@@ -32,13 +32,14 @@ import signal
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 from ..utils import program
 from .errors import JobError, LockHeld, reason
 from .exec.dispatch import Dispatcher
 from .exec.encode import configure_tokenizer, remember_facts
-from .exec.local import Event, LocalExecutor
+from .exec.executor import Event, Executor
+from .exec.local import LocalExecutor
 from .exec.worker import (
     JoinResult,
     ShardTask,
@@ -79,9 +80,6 @@ from .report.summary import (
     write_summary,
 )
 from .report.token_stats import TokenStats
-
-if TYPE_CHECKING:
-    from .exec.ray_cluster import RayExecutor
 
 log = logging.getLogger("batchtok.runner")
 
@@ -374,7 +372,7 @@ class _Run:
         # what each worker starts from: its copy-on-write view of the parent's pages
         self.stats.fork_rss_mb = current_rss_mb()
 
-    def _executor(self) -> LocalExecutor | RayExecutor:
+    def _executor(self) -> Executor:
         """A phase's workers: forked processes, or actors on a Ray cluster (never both:
         forking a process that talks to Ray can deadlock)."""
         if self.job.executor == "ray":
@@ -450,7 +448,7 @@ class _Run:
 
     # -- phases ---------------------------------------------------------------------------
 
-    def _hash_phase(self, executor: LocalExecutor, files: list[InputFile]) -> None:
+    def _hash_phase(self, executor: Executor, files: list[InputFile]) -> None:
         started = time.monotonic()
         by_rel = {f.rel: f for f in files}
         self.progress.start("hash", len(files), sum(f.text_bytes for f in files))
@@ -472,7 +470,7 @@ class _Run:
         self.stats.hash_seconds = time.monotonic() - started
         self.progress.finish()
 
-    def _encode_phase(self, executor: LocalExecutor) -> None:
+    def _encode_phase(self, executor: Executor) -> None:
         if self.dispatch.stopping:
             return
         job = self.job
@@ -542,12 +540,12 @@ class _Run:
                 joins.append(st)
         return tasks, joins
 
-    def _join(self, executor: LocalExecutor, st: FileState) -> None:
+    def _join(self, executor: Executor, st: FileState) -> None:
         assert self.prep is not None
         st.joining = True
         executor.submit(join_task(self.prep, st, self.tmp_dir), first=True)
 
-    def _encode_done(self, executor: LocalExecutor, event: Event) -> None:
+    def _encode_done(self, executor: Executor, event: Event) -> None:
         task, result = event.task, event.payload
         st = self.states[task.rel]
         if isinstance(result, JoinResult):

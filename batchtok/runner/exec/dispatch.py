@@ -16,18 +16,15 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import LockLost
 from ..io.lock import Lock, check_lock
 from ..io.stores import Store
 from ..report.progress import Progress
 from ..report.stats import FailureRecord, RetryRecord, RunStats
-from .local import Event, Failure, LocalExecutor
+from .executor import Event, Executor, Failure
 from .worker import AssembleTask, HashTask, ShardTask
-
-if TYPE_CHECKING:
-    from .ray_cluster import RayExecutor
 
 log = logging.getLogger("batchtok.runner")
 
@@ -46,9 +43,7 @@ class Dispatcher:
     lock: Lock | None = None
     stopping: str = ""  # why the run stopped dispatching, if it did
 
-    def drive(
-        self, executor: LocalExecutor | RayExecutor, on_done: Callable[[Event], None]
-    ) -> None:
+    def drive(self, executor: Executor, on_done: Callable[[Event], None]) -> None:
         """Handle every event of ``executor`` until its tasks are all done or dropped."""
         for event in executor.events():
             self._check_lock(executor)
@@ -72,7 +67,7 @@ class Dispatcher:
         """The lock's path and run id, for the workers' check before publishing."""
         return None if self.lock is None else (str(self.lock.path), self.lock.identity())
 
-    def _check_lock(self, executor: LocalExecutor | RayExecutor) -> None:
+    def _check_lock(self, executor: Executor) -> None:
         """Stop dispatching if the lock file was deleted or replaced (another run may have
         started beside this one); the workers check it too before publishing a file."""
         if self.lock is None or self.stopping or self.lock.holds_path(cached=True):
@@ -113,7 +108,7 @@ class Dispatcher:
             log.warning("%s", failure.detail.rstrip())
         self._remove_leftovers(task, failure)
 
-    def _failed(self, executor: LocalExecutor | RayExecutor, event: Event) -> None:
+    def _failed(self, executor: Executor, event: Event) -> None:
         task, failure = event.task, event.payload
         rel = task.rel
         self.stats.failed_files.add(rel)

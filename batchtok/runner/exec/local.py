@@ -48,46 +48,19 @@ import os
 import signal
 import time
 import traceback
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import BadRowError, RunnerError
 from ..report.stats import ShardStats
-from .worker import TaskResult, WorkerContext, run_task
+from .executor import Event, Failure, TaskQueue
+from .worker import WorkerContext, run_task
 
 log = logging.getLogger("batchtok.runner")
 
 FORK = multiprocessing.get_context("fork")
 _FATAL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
-
-
-@dataclass(frozen=True)
-class Failure:
-    """Why a task failed: ``error`` (one line), ``detail`` (a traceback, for unexpected
-    errors), ``fatal`` (the run stops dispatching), ``died`` (the worker process died),
-    ``pid`` (of the worker), ``retryable`` (worth a second attempt in a fresh worker),
-    ``retried`` (it was the second)."""
-
-    error: str
-    detail: str = ""
-    fatal: bool = False
-    died: bool = False
-    pid: int | None = None
-    retryable: bool = False  # another process might succeed (see the module's docstring)
-    retried: bool = False  # this is the second attempt's failure
-
-
-@dataclass
-class Event:
-    """``kind``: "progress" (payload: the counts added, a :class:`ShardStats`), "done"
-    (payload: the task's result), "failed" (payload: a :class:`Failure`), "retry" (payload:
-    the :class:`Failure` of the first attempt; the task is queued again for a fresh worker)."""
-
-    kind: str
-    task: Any
-    payload: ShardStats | TaskResult | Failure
 
 
 def _die_with_parent(parent: int) -> None:
@@ -197,48 +170,6 @@ class _Worker:
     task: Any = None
     heard: float = 0.0  # time.monotonic() of its last message (or of its task's start)
     allowed: float = 0.0  # seconds of silence it may take from then on (stall_timeout, or more)
-
-
-@dataclass
-class TaskQueue:
-    """What every executor shares: the queue of tasks not started and the retry policy (see
-    the module's docstring). A task that fails in a way another process might not is run
-    ``retries`` more times, each in a fresh worker."""
-
-    workers: int
-    retries: int = 1
-    _pending: deque = field(default_factory=deque)  # (task, needs a fresh worker)
-    _attempts: dict[int, tuple[Any, int]] = field(default_factory=dict)  # id -> (task, failed)
-    _stopped: bool = False
-    # time.monotonic() when the first task of each kind (its class name) went to a worker
-    first_sent: dict[str, float] = field(default_factory=dict)
-
-    def submit(self, task: Any, first: bool = False) -> None:
-        if first:
-            self._pending.appendleft((task, False))
-        else:
-            self._pending.append((task, False))
-
-    def _sent(self, task: Any) -> None:
-        self.first_sent.setdefault(type(task).__name__, time.monotonic())
-
-    def cancel_pending(self) -> list[Any]:
-        """Drop the tasks not started and retry nothing from now on; returns the dropped."""
-        self._stopped = True
-        dropped = [task for task, _ in self._pending]
-        self._pending.clear()
-        return dropped
-
-    def _retry_or_fail(self, task: Any, failure: Failure) -> Event:
-        """The event for a failed attempt: "retry" (queued first, for a fresh worker) while
-        attempts are left, else "failed"."""
-        _, failed = self._attempts.get(id(task), (task, 0))
-        if failure.retryable and failed < self.retries and not self._stopped:
-            self._attempts[id(task)] = (task, failed + 1)  # the task is kept alive with its id
-            self._pending.appendleft((task, True))
-            return Event("retry", task, failure)
-        self._attempts.pop(id(task), None)
-        return Event("failed", task, replace(failure, retried=failed > 0))
 
 
 @dataclass

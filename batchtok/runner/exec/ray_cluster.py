@@ -61,7 +61,8 @@ from typing import Any
 from ..job import Job
 from ..report.stats import ShardStats
 from .encode import configure_tokenizer, load_tokenizer
-from .local import Event, Failure, TaskQueue, allowed_silence, failure_of, heap_trimmer
+from .executor import Event, Failure, TaskQueue
+from .local import allowed_silence, failure_of, heap_trimmer
 from .worker import WorkerContext, run_task, worker_context
 
 log = logging.getLogger("batchtok.runner")

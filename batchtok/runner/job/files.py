@@ -284,8 +284,12 @@ def _cross_checks(resolved: dict[str, Any], sources: dict[str, str]) -> list[Pro
     for key in ("output.dir", "tokenizer.path"):
         scheme = scheme_of(resolved[key])
         if scheme not in STORES:
-            known = " or ".join(f"{s}://" for s in STORES if s)
-            problem(key, f"must be a local path or a {known} URI, not {scheme}:// (not supported)")
+            known = ", ".join(f"{s}://" for s in STORES if s)
+            problem(
+                key,
+                f"must be a local path or a URI of a store batchtok writes ({known}), not "
+                f"{scheme}:// (not supported)",
+            )
         elif scheme and not resolved[key].partition("://")[2].strip("/"):
             problem(key, f"names no bucket: {resolved[key]}")
     missing = STORES.get(scheme_of(resolved["output.dir"]))
