@@ -331,8 +331,46 @@ def status(job, as_json) -> None:
     sys.exit(codes.EXIT_OK if ok else codes.EXIT_FAILURE)
 
 
+class _AuditModes(click.Command):
+    """``batchtok audit``'s two modes as click parses them: ``JOB_FILE`` (a finished job's
+    outputs), or ``-t TOKENIZER.json FILE...`` (a tokenizer on texts). The usage shows both;
+    a mode's arguments and options are checked while parsing, so mixing them is a usage error
+    (exit 2) before anything is read."""
+
+    JOB_ONLY = ("inputs", "output", "workers", "executor", "sets")
+    TEXTS_ONLY = {"column": "text", "special_tokens": True, "special_text_as_text": False}
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, "[OPTIONS] JOB_FILE")
+        formatter.write_usage(ctx.command_path, "-t TOKENIZER.json [OPTIONS] FILE...", "   or: ")
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        rest = super().parse_args(ctx, args)
+        params = ctx.params
+        if params.get("tokenizer_path") is not None:
+            if not params["paths"]:
+                raise click.UsageError("give the text files to audit the tokenizer on", ctx)
+            if any(params.get(name) for name in self.JOB_ONLY):
+                raise click.UsageError(
+                    "--input/--output/--workers/--executor/--set need a job", ctx
+                )
+        else:
+            if len(params["paths"]) != 1:
+                raise click.UsageError(
+                    "give one job file, or -t TOKENIZER.json and text files", ctx
+                )
+            if any(params.get(name) != value for name, value in self.TEXTS_ONLY.items()):
+                raise click.UsageError(
+                    "--column/--no-special-tokens/--special-text-as-text are for -t; a job "
+                    "names its own (--set input.text_column=...)",
+                    ctx,
+                )
+        return rest
+
+
 @click.command(
     "audit",
+    cls=_AuditModes,
     context_settings={**CONTEXT, "max_content_width": 120},
 )
 @click.argument("paths", nargs=-1, metavar="JOB_FILE | -t TOKENIZER.json FILE...")
@@ -410,11 +448,7 @@ def audit(
     from .audit import audit_job, audit_texts
 
     try:
-        if tokenizer_path is not None:
-            if not paths:
-                raise click.UsageError("give the text files to audit the tokenizer on")
-            if inputs or output or workers or executor or sets:
-                raise click.UsageError("--input/--output/--workers/--executor/--set need a job")
+        if tokenizer_path is not None:  # the modes' arguments are checked (_AuditModes)
             report = audit_texts(
                 tokenizer_path,
                 list(paths),
@@ -425,13 +459,6 @@ def audit(
                 special_tokens_as_text=special_text_as_text,
             )
         else:
-            if len(paths) != 1:
-                raise click.UsageError("give one job file, or -t TOKENIZER.json and text files")
-            if column != "text" or not special_tokens or special_text_as_text:
-                raise click.UsageError(
-                    "--column/--no-special-tokens/--special-text-as-text are for -t; a job "
-                    "names its own (--set input.text_column=...)"
-                )
             job = _load_job_or_exit(paths[0], inputs, output, workers, executor, sets)
             report = audit_job(job, sample, seed)
     except JobError as exc:
