@@ -46,9 +46,15 @@ class Store:
         """Publish the finished local file ``tmp`` as ``dest``, whole or not at all."""
         raise NotImplementedError
 
-    def write_whole(self, target: OutPath, data: bytes, tmp: OutPath | None = None) -> None:
+    def write_whole(
+        self, target: OutPath, data: bytes, tmp: OutPath | None = None, durable: bool = False
+    ) -> None:
         """Write a small file atomically: where the store renames, through the temporary
-        file ``tmp`` (one of this process), by default ``.NAME.PID.tmp`` beside ``target``."""
+        file ``tmp`` (one of this process), by default ``.NAME.PID.tmp`` beside ``target``;
+        ``durable``: flushed to the disk before it is renamed, and the rename too (a part's
+        record; a run's own records and summary are hints a crash may lose: they are read
+        whole or not at all, never trusted against the outputs, and an fsync each would cost
+        a run of many small files seconds)."""
         raise NotImplementedError
 
     def stat(self, location: OutPath) -> dict[str, Any] | None:
@@ -118,16 +124,22 @@ class _Local(Store):
         os.replace(tmp, dest)
         fsync_dir(directory)
 
-    def write_whole(self, target: OutPath, data: bytes, tmp: OutPath | None = None) -> None:
+    def write_whole(
+        self, target: OutPath, data: bytes, tmp: OutPath | None = None, durable: bool = False
+    ) -> None:
         target = Path(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         staged = target.with_name(f".{target.name}.{os.getpid()}.tmp") if tmp is None else Path(tmp)
         try:
             with open(staged, "wb") as f:
                 f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            self.replace(staged, target)
+                if durable:
+                    f.flush()
+                    os.fsync(f.fileno())
+            if durable:
+                self.replace(staged, target)
+            else:
+                os.replace(staged, target)
         except BaseException:
             with contextlib.suppress(OSError):
                 staged.unlink()
@@ -174,8 +186,10 @@ class _S3(Store):
     def replace(self, tmp: str | os.PathLike[str], dest: OutPath) -> None:
         s3.upload(tmp, _object(dest))
 
-    def write_whole(self, target: OutPath, data: bytes, tmp: OutPath | None = None) -> None:
-        _object(target).write_bytes(data)  # one PUT: atomic
+    def write_whole(
+        self, target: OutPath, data: bytes, tmp: OutPath | None = None, durable: bool = False
+    ) -> None:
+        _object(target).write_bytes(data)  # one PUT: atomic and durable
 
     def stat(self, location: OutPath) -> dict[str, Any] | None:
         return s3.stat_of(_object(location))
@@ -316,9 +330,11 @@ def replace(tmp: str | os.PathLike[str], dest: str | os.PathLike[str] | OutPath)
     store_of(dest).replace(tmp, dest)  # type: ignore[arg-type]
 
 
-def write_whole(target: OutPath, data: bytes, tmp: OutPath | None = None) -> None:
-    """Write a small file (a record, the summary, a sidecar) atomically."""
-    store_of(target).write_whole(target, data, tmp)
+def write_whole(
+    target: OutPath, data: bytes, tmp: OutPath | None = None, durable: bool = False
+) -> None:
+    """Write a small file (a record, the summary) atomically (see :meth:`Store.write_whole`)."""
+    store_of(target).write_whole(target, data, tmp, durable)
 
 
 # How the trainer formats' readers reach a file set here or in object storage.

@@ -235,6 +235,7 @@ class AtomicParquet:
                     stores.as_path(self.record_file),
                     (text + "\n").encode("ascii"),
                     stores.as_path(self.tmp + ".json"),
+                    durable=True,
                 )
             stores.replace(self.tmp, self.dest)
         except BaseException as err:
