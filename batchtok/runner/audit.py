@@ -29,7 +29,7 @@ size give the same rows. The text comes from the inputs, read by the runner's ow
   next document, so a wrong length anywhere shows as a mismatch, never as a skip.
 
 Nothing is written: outputs and inputs are only read, local or in object storage, through the
-runner's own readers (:mod:`.io.stores` for outputs: ``readable`` for Parquet, ``FILES`` for a
+runner's own readers (:mod:`.io.stores` for outputs: ``readable`` for Parquet, ``files_for`` for a
 trainer format's files; :func:`.inputs.files.open_source` for inputs).
 """
 
@@ -58,6 +58,7 @@ from .exec.worker import EncodeSettings, encode_settings, read_batches, texts_an
 from .inputs.files import InputFile, open_source
 from .inputs.jsonl import is_jsonl, jsonl_compression, open_stream, read_rows
 from .io import stores
+from .io.arrow_fs import StorageOptions
 from .job import Job, display_path
 from .job.settings import AUDIT_SAMPLE, AUDIT_SEED
 from .outputs.formats import FORMATS
@@ -389,11 +390,21 @@ class ParquetRows:
     page checksums verified (a page that fails is reported, then read without the check, so
     its ids are still compared)."""
 
-    def __init__(self, path: str, ids_column: str, count_column: str, problems: list[str]):
+    def __init__(
+        self,
+        path: str,
+        ids_column: str,
+        count_column: str,
+        problems: list[str],
+        options: StorageOptions | None = None,
+    ):
         self.path = path
+        self.options = options  # the job's [storage], for an output in object storage
         self.columns = [ids_column, count_column]
         self.problems = problems
-        self.file = pq.ParquetFile(stores.readable(path), page_checksum_verification=PAGE_CHECKSUMS)
+        self.file = pq.ParquetFile(
+            stores.readable(path, options), page_checksum_verification=PAGE_CHECKSUMS
+        )
         meta = self.file.metadata
         self.starts = list(
             accumulate((meta.row_group(i).num_rows for i in range(meta.num_row_groups)), initial=0)
@@ -415,7 +426,9 @@ class ParquetRows:
         except (OSError, pa.ArrowException) as exc:
             problem = f"{self.path} row group {i} does not read back whole ({exc})"
         try:
-            unchecked = pq.ParquetFile(stores.readable(self.path), page_checksum_verification=False)
+            unchecked = pq.ParquetFile(
+                stores.readable(self.path, self.options), page_checksum_verification=False
+            )
             table = unchecked.read_row_group(i, columns=self.columns, use_threads=False)
         except (OSError, pa.ArrowException) as exc:
             self.problems.append(f"{problem}; nor without page checksums ({exc})")
@@ -460,12 +473,12 @@ class DataFile:
     once a read); reads come in offset order, so each one reads ahead :data:`READ_AHEAD`
     bytes (one request to object storage serves the documents sampled close together)."""
 
-    def __init__(self, path: str, dtype: str) -> None:
+    def __init__(self, path: str, dtype: str, options: StorageOptions | None = None) -> None:
         self.path = path
         self.typecode = TYPECODES[dtype]
         self.itemsize = array(self.typecode).itemsize
-        self.total = stores.size_of(path) // self.itemsize
-        self.file = stores.open_binary(path)
+        self.total = stores.size_of(path, options) // self.itemsize
+        self.file = stores.open_binary(path, options)
         self.buffer, self.buffer_at = b"", 0  # bytes read ahead, from byte buffer_at
 
     def close(self) -> None:
@@ -499,7 +512,7 @@ class PackedRows:
         self.rows = rows
         self.length = length
         self.problems = problems
-        counts = pq.read_table(stores.readable(rows.path), columns=[rows.columns[1]])
+        counts = pq.read_table(stores.readable(rows.path, rows.options), columns=[rows.columns[1]])
         counts = counts.column(0).to_pylist()
         wrong = [i for i, n in enumerate(counts[:-1]) if n != length]
         if wrong:
@@ -628,7 +641,7 @@ class JobAudit:
         """The output's recorded tokenizer and options are the job's (else its ids are another
         job's: a problem, and the mismatches say where)."""
         try:
-            doc, _ = self.output_format.provenance(out)
+            doc, _ = self.output_format.provenance(stores.as_path(out, self.job.storage))
         except (OSError, pa.ArrowException, ValueError, KeyError) as exc:
             self.report.problems.append(f"{out}: its provenance cannot be read ({exc})")
             return
@@ -656,7 +669,9 @@ class JobAudit:
     def direct(self, f: InputFile, audit: FileAudit, rows: list[int]) -> None:
         audit.located_by = "row number (every input row is an output row)"
         problems = self.report.problems
-        out = ParquetRows(audit.output, self.job.ids_column, self.job.count_column, problems)
+        out = ParquetRows(
+            audit.output, self.job.ids_column, self.job.count_column, problems, self.job.storage
+        )
         if out.num_rows != f.rows:
             problems.append(f"{audit.output} holds {out.num_rows} rows, its input {f.rows}")
         starts = list(accumulate((rg.rows for rg in f.row_groups), initial=0))
@@ -714,7 +729,7 @@ class JobAudit:
         problems = self.report.problems
         if not self.output_format.token_file:
             out: Any = ParquetRows(
-                audit.output, self.job.ids_column, self.job.count_column, problems
+                audit.output, self.job.ids_column, self.job.count_column, problems, self.job.storage
             )
             count, what = out.num_rows, "rows"
         else:
@@ -751,7 +766,7 @@ class JobAudit:
 
     def _trainer_lengths(self, out: str) -> Any:
         try:
-            return self.output_format.document_lengths(out)
+            return self.output_format.document_lengths(stores.as_path(out, self.job.storage))
         except (OSError, FormatError) as exc:
             self.report.problems.append(f"{out} cannot be read: {exc}")
             return None
@@ -759,7 +774,9 @@ class JobAudit:
     def _data_file(self, out: str, dtype: str) -> DataFile:
         """The output's data file, open until the file's audit ends."""
         path = self.output_format.data_file(out)
-        return self.open_files.enter_context(contextlib.closing(DataFile(path, dtype)))
+        return self.open_files.enter_context(
+            contextlib.closing(DataFile(path, dtype, self.job.storage))
+        )
 
     def _compare_documents(
         self,
@@ -818,7 +835,7 @@ class JobAudit:
         assert job.pack_length is not None
         if not self.output_format.token_file:
             stream: Any = PackedRows(
-                ParquetRows(audit.output, job.ids_column, job.count_column, problems),
+                ParquetRows(audit.output, job.ids_column, job.count_column, problems, job.storage),
                 job.pack_length,
                 problems,
             )
@@ -898,7 +915,8 @@ def audit_job(job: Job, sample: int = AUDIT_SAMPLE, seed: int = AUDIT_SEED) -> A
     # whose stat changed are not hashed again: their outputs cannot be vouched for).
     planned = plan_job(job, hash_inputs=False)
     for planned_file in planned["files"]:
-        if planned_file["complete"] or not stores.as_path(planned_file["output"]).exists():
+        output_path = stores.as_path(planned_file["output"], job.storage)
+        if planned_file["complete"] or not output_path.exists():
             continue
         output, source = display_path(planned_file["output"]), planned_file["file"]
         statuses = [s["status"] for s in planned_file["shards"]]

@@ -248,12 +248,10 @@ def status(job, as_json) -> None:
     was none.
     """
     from .io.lock import current_holder, unfinished_run
-    from .io.stores import configure as configure_storage
     from .plan.prepare import state_dir
     from .report.summary import SUMMARY_NAME, is_of, read_summary, summary_job
     from .report.token_stats import token_stats_lines
 
-    configure_storage(job.storage)
     try:
         holder = current_holder(state_dir(job) / "lock")
         unfinished = unfinished_run(state_dir(job) / "lock")

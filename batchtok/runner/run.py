@@ -52,7 +52,6 @@ from .exit_codes import EXIT_FAILURE, EXIT_OK, EXIT_OK_WITH_BAD_ROWS
 from .inputs.files import InputFile, jsonl_memo
 from .io.lock import Lock, run_lock
 from .io.stores import as_path, store_of
-from .io.stores import configure as configure_storage
 from .job import Job
 from .outputs.ownership import check_outputs, claim
 from .outputs.parquet import use_returning_memory_pool
@@ -127,7 +126,6 @@ class _Run:
     def __init__(
         self, job: Job, verify: bool, session: LogSession, mode: str, interval: float
     ) -> None:
-        configure_storage(job.storage)
         self.job = job
         self.verify = verify
         self.session = session
@@ -146,7 +144,7 @@ class _Run:
         self.memory_pool = ""
         self.lock: Lock | None = None
         self.context: WorkerContext | None = None  # the workers' (set before each phase)
-        self.dispatch = Dispatcher(self.progress, self.stats, self.store, self.tmp_dir)
+        self.dispatch = Dispatcher(self.progress, self.stats, self.store, self.tmp_dir, job.storage)
 
     # -- top level ----------------------------------------------------------------------
 
@@ -566,7 +564,7 @@ class _Run:
             record_output(self.records, st, written={st.output.name: result.digest})
             self.stats.files_written += 1
             return
-        st.parts[task.key] = as_path(task.dest)
+        st.parts[task.key] = as_path(task.dest, self.job.storage)
         st.part_digests[task.key] = result.digest
         if task.rel not in self.stats.failed_files and not st.todo() and not st.joining:
             self._join(executor, st)

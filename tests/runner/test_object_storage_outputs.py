@@ -122,8 +122,8 @@ def _put_log(monkeypatch: pytest.MonkeyPatch, log: Path) -> Callable[[], list[st
         with open(log, "a", encoding="utf-8") as f:  # one short append: atomic
             f.write(params["Key"] + "\n")
 
-    def counting() -> object:
-        s3 = make()
+    def counting(options: StorageOptions) -> object:
+        s3 = make(options)
         if not getattr(s3, "_logged", False):
             for call in ("PutObject", "CompleteMultipartUpload"):
                 s3.meta.events.register(f"provide-client-params.s3.{call}", record)
@@ -277,7 +277,7 @@ def test_an_upload_that_fails_leaves_no_object_and_no_incomplete_upload(
     tmp_path: Path, endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bucket(endpoint, "out-d")
-    s3.configure(StorageOptions(endpoint=endpoint))
+    options = StorageOptions(endpoint=endpoint)
     monkeypatch.setattr(s3, "MULTIPART_BYTES", 1)  # every file in parts of 5 MiB
     monkeypatch.setattr(s3, "PART_BYTES", 5 * 2**20)
     original = s3.upload_part
@@ -290,7 +290,7 @@ def test_an_upload_that_fails_leaves_no_object_and_no_incomplete_upload(
     monkeypatch.setattr(s3, "upload_part", fail_second)
     tmp = tmp_path / "big.bin"
     tmp.write_bytes(os.urandom(6 * 2**20))
-    dest = S3Path("out-d", "tokens/big.bin")
+    dest = S3Path("out-d", "tokens/big.bin", options)
     with pytest.raises(OSError, match="cannot upload s3://out-d/tokens/big.bin"):
         s3.upload(tmp, dest)
     assert dest.head() is None
@@ -403,8 +403,8 @@ def test_a_second_run_on_an_s3_output_exits_4_naming_the_holder(
 
 def test_s3_locks_exclude_each_other_and_one_of_two_takeovers_wins(endpoint: str) -> None:
     bucket(endpoint, "lock-b")
-    s3.configure(StorageOptions(endpoint=endpoint))
-    path = S3Path("lock-b", "tokens/.batchtok/lock")
+    options = StorageOptions(endpoint=endpoint)
+    path = S3Path("lock-b", "tokens/.batchtok/lock", options)
     first = S3RunLock(path, job="first").acquire()
     with pytest.raises(LockHeld, match="another run holds"):
         S3RunLock(path, job="second").acquire()
@@ -425,8 +425,8 @@ def test_an_s3_lock_heartbeat_rewrites_it_only_while_it_is_ours(
     endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bucket(endpoint, "lock-e")
-    s3.configure(StorageOptions(endpoint=endpoint))
-    path = S3Path("lock-e", "tokens/.batchtok/lock")
+    options = StorageOptions(endpoint=endpoint)
+    path = S3Path("lock-e", "tokens/.batchtok/lock", options)
     held = S3RunLock(path).acquire()
     monkeypatch.setattr(lock_module, "HEARTBEAT_SECONDS", 0.0)
     etag = held.etag
@@ -548,8 +548,8 @@ def test_a_run_killed_mid_upload_leaves_nothing_visible_and_the_next_run_resumes
         proc.wait()
     key = marker.read_text()
     assert key in incomplete_uploads(endpoint, "out-g")
-    s3.configure(StorageOptions(endpoint=endpoint))
-    assert S3Path("out-g", key).head() is None  # started, never visible
+    options = StorageOptions(endpoint=endpoint)
+    assert S3Path("out-g", key, options).head() is None  # started, never visible
     code, output = invoke("run", job)
     assert code == 0, output
     assert "took over a stale lock" in output and f"pid {proc.pid}" in output, output

@@ -16,7 +16,8 @@ import pathlib
 
 import pytest
 
-from batchtok.runner.io.stores import STORES, scheme_of, store_of
+from batchtok.runner.io.arrow_fs import StorageOptions
+from batchtok.runner.io.stores import STORES, as_path, options_of, scheme_of, store_of
 from batchtok.runner.job import SETTINGS
 from batchtok.runner.outputs.formats import DEFAULT_FORMAT, FORMATS
 
@@ -121,6 +122,18 @@ def test_each_location_has_exactly_one_store():
     for scheme in SCHEMES:
         location = f"{scheme}://bucket/prefix"
         assert store_of(location) is STORES[scheme]
-        assert store_of(store_of(location).path(location)) is STORES[scheme]
+        path = store_of(location).path(location, StorageOptions(endpoint="http://127.0.0.1:1"))
+        assert store_of(path) is STORES[scheme]
+        assert as_path(str(path), path.options) == path  # a path keeps its options
+        assert options_of(path / "sub") == StorageOptions(endpoint="http://127.0.0.1:1")
     with pytest.raises(ValueError, match="hdfs://"):
         store_of("hdfs://host/dir")
+
+
+def test_an_object_store_takes_no_location_as_a_bare_string():
+    """An object's path carries the options its requests go with (the job's endpoint,
+    region, anonymous access): a store never rebuilds one from a string, which would send
+    its requests without them."""
+    for scheme in SCHEMES:
+        with pytest.raises(TypeError, match="must be given as its"):
+            STORES[scheme].present(f"{scheme}://bucket/key")  # type: ignore[arg-type]

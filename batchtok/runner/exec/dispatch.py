@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LockLost
+from ..io.arrow_fs import StorageOptions
 from ..io.lock import Lock, check_lock
-from ..io.stores import Store
+from ..io.stores import Store, as_path
 from ..report.progress import Progress
 from ..report.stats import FailureRecord, RetryRecord, RunStats
 from .executor import Event, Executor, Failure
@@ -40,6 +41,7 @@ class Dispatcher:
     stats: RunStats
     store: Store  # of the output directory: a dead worker's upload is aborted there
     tmp_dir: Path
+    storage: StorageOptions  # the job's [storage]: requests to that store go with them
     lock: Lock | None = None
     stopping: str = ""  # why the run stopped dispatching, if it did
 
@@ -63,9 +65,10 @@ class Dispatcher:
                 self.progress.drop(event.task)
                 self._failed(executor, event)
 
-    def lock_state(self) -> tuple[str, str] | None:
-        """The lock's path and run id, for the workers' check before publishing."""
-        return None if self.lock is None else (str(self.lock.path), self.lock.identity())
+    def lock_state(self) -> tuple[Any, str] | None:
+        """The lock's path (with its store's options) and run id, for the workers' check
+        before publishing."""
+        return None if self.lock is None else (self.lock.path, self.lock.identity())
 
     def _check_lock(self, executor: Executor) -> None:
         """Stop dispatching if the lock file was deleted or replaced (another run may have
@@ -87,7 +90,7 @@ class Dispatcher:
             dest = getattr(task, "dest", "")
             if dest:
                 try:
-                    self.store.abort_incomplete_of(dest)
+                    self.store.abort_incomplete_of(as_path(dest, self.storage))
                 except OSError as exc:  # the next run (holding the lock) aborts it
                     log.warning("%s", exc)
             for leftover in self.tmp_dir.glob(f"*.{failure.pid}.parquet.tmp"):

@@ -101,7 +101,7 @@ class WorkerContext:
     settings: EncodeSettings
     tokenizer: Tokenizer | None = None
     facts: TokenizerFacts | None = None
-    lock: tuple[str, str] | None = None  # the run lock's path and run id
+    lock: tuple[Any, str] | None = None  # the run lock's path and run id
     alive: Callable[[int], None] | None = field(default=None, repr=False, compare=False)
 
     def hear(self, notify: Callable[[int], None] | None) -> None:
@@ -110,11 +110,14 @@ class WorkerContext:
         each step of hashing or joining, and after each part of an upload (0). The stall
         watch (``run.stall_timeout``) hears it; call in the worker process."""
         self.alive = notify
-        stores.set_heartbeat(None if notify is None else lambda: notify(0))
 
     def beat(self, text_bytes: int = 0) -> None:
         if self.alive is not None:
             self.alive(text_bytes)
+
+    def upload_beat(self) -> None:
+        """A part of an upload done (the task moves on)."""
+        self.beat(0)
 
     def guard(self) -> None:
         """Raise LockLost if the run's lock file was deleted or replaced (see
@@ -131,11 +134,9 @@ def worker_context(
     tok: Tokenizer | None,
     facts: TokenizerFacts | None,
     settings: EncodeSettings,
-    lock: tuple[str, str] | None = None,
+    lock: tuple[Any, str] | None = None,
 ) -> WorkerContext:
-    """The context of a phase's workers (call in the parent, before forking them): the stores
-    are configured with the job's ``[storage]`` here, so forked workers inherit it."""
-    stores.configure(settings.storage)
+    """The context of a phase's workers (made in the parent, before forking them)."""
     return WorkerContext(settings, tok, facts, lock)
 
 
@@ -546,6 +547,8 @@ def encode_shard(task: ShardTask, report: Report, ctx: WorkerContext) -> ShardRe
             task.key,
             record_file=task.record_file,
             guard=ctx.guard,
+            options=ctx.settings.storage,
+            beat=ctx.upload_beat,
             no_statistics=(settings.text_column, settings.pair_column),
         ) as sink,
         UnchangedInput(task.path, task.stat, settings.storage) as source,
@@ -629,28 +632,36 @@ def assemble_file(task: AssembleTask, report: Report, ctx: WorkerContext) -> Joi
     settings = ctx.settings
     if FORMATS[task.format].token_file or task.pack_length is not None:
         return _assemble_derived(task, ctx)
-    with AtomicParquet(
+    with _joined(task, ctx, no_statistics=(settings.text_column, settings.pair_column)) as sink:
+        for source, first, end, digest in task.sources:
+            _check_part(source, digest, ctx)
+            for _ in copy_row_groups(sink, source, first, end, ctx.settings.storage):
+                ctx.beat()
+        rows = sink.rows
+    return JoinResult(rows, peak_rss_mb(), {os.path.basename(task.dest): sink.digest})
+
+
+def _joined(task: AssembleTask, ctx: WorkerContext, no_statistics: tuple = ()) -> AtomicParquet:
+    """The Parquet file a join writes, published (renamed or uploaded) only when whole."""
+    return AtomicParquet(
         task.dest,
         task.tmp_dir,
         task.schema,
         task.compression,
         task.tag,
         guard=ctx.guard,
-        no_statistics=(settings.text_column, settings.pair_column),
-    ) as sink:
-        for source, first, end, digest in task.sources:
-            _check_part(source, digest)
-            for _ in copy_row_groups(sink, source, first, end):
-                ctx.beat()
-        rows = sink.rows
-    return JoinResult(rows, peak_rss_mb(), {os.path.basename(task.dest): sink.digest})
+        options=ctx.settings.storage,
+        beat=ctx.upload_beat,
+        no_statistics=no_statistics,
+    )
 
 
-def _check_part(source: str, digest: str) -> None:
-    if digest and file_xxh3(source) != digest:
+def _check_part(source: str, digest: str, ctx: WorkerContext) -> None:
+    got = file_xxh3(source, ctx.settings.storage) if digest else digest
+    if got != digest:
         raise CorruptFileError(
             f"{source}: its content differs from what was written (content hash "
-            f"{file_xxh3(source)[:12]}..., recorded {digest[:12]}...); it is not joined, and "
+            f"{got[:12]}..., recorded {digest[:12]}...); it is not joined, and "
             "a re-run encodes its shard again"
         )
 
@@ -659,8 +670,11 @@ def _part_documents(task: AssembleTask, ctx: WorkerContext) -> Iterator[Any]:
     """Each row's ids (an Arrow array, or None for a null row), over the parts in order,
     every page's checksum verified."""
     for source, first, end, digest in task.sources:
-        _check_part(source, digest)
-        pf = pq.ParquetFile(stores.readable(source), page_checksum_verification=PAGE_CHECKSUMS)
+        _check_part(source, digest, ctx)
+        pf = pq.ParquetFile(
+            stores.readable(source, ctx.settings.storage),
+            page_checksum_verification=PAGE_CHECKSUMS,
+        )
         ids_name = task.schema.names[0]  # a derived output's parts hold ids and counts only
         for i in range(first, end):
             column = pf.read_row_group(i, columns=[ids_name], use_threads=False).column(0)
@@ -689,7 +703,7 @@ def _assemble_derived(task: AssembleTask, ctx: WorkerContext) -> JoinResult:
         pack_length=task.pack_length,
         keep_last=task.pack_keep_last,
         # to S3: uploaded in the same order as renamed on disk, the primary file last
-        publisher=stores.store_of(task.dest).set_publisher(),
+        publisher=stores.store_of(task.dest).set_publisher(ctx.settings.storage, ctx.upload_beat),
     )
     ctx.guard()
     with writer:
@@ -706,9 +720,7 @@ def _assemble_packed_parquet(task: AssembleTask, ctx: WorkerContext) -> JoinResu
     assert task.pack_length is not None
     packer = Packer(task.pack_length, keep_last=task.pack_keep_last)
     dtype = ctx.settings.dtype
-    with AtomicParquet(
-        task.dest, task.tmp_dir, task.schema, task.compression, task.tag, guard=ctx.guard
-    ) as sink:
+    with _joined(task, ctx) as sink:
         rows: list[array] = []
 
         def flush() -> None:

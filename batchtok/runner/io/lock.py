@@ -195,15 +195,14 @@ def names(path: Path | str, identity: tuple[int, int]) -> bool:
     return (st.st_dev, st.st_ino) == identity
 
 
-def check_lock(path: Path | str, identity: str) -> None:
+def check_lock(path: Any, identity: str) -> None:
     """Raise :class:`LockLost` unless the lock at ``path`` (a file, or an S3 object) still
     names the run id ``identity``; called before anything is published (by the workers too,
     on any node)."""
     from .s3 import S3Path
-    from .stores import is_object
 
-    if is_object(path) or isinstance(path, S3Path):
-        if object_lock_run_id(S3Path.parse(str(path))) != identity:
+    if isinstance(path, S3Path):  # (a worker gets the path object, with its options)
+        if object_lock_run_id(path) != identity:
             raise LockLost(
                 f"{path} was deleted or replaced during the run (taken over as stale, or "
                 "deleted by hand), so another run could start beside this one; this run stops "
@@ -323,7 +322,7 @@ class S3RunLock:
 
         self._beats += 1
         try:
-            found = client().put_object(
+            found = client(self.path.options).put_object(
                 Bucket=self.path.bucket, Key=self.path.key, Body=self._body(), **condition
             )
         except Exception as exc:
@@ -379,7 +378,7 @@ class S3RunLock:
 
         if self._lost or not self.etag:
             return
-        s3 = client()
+        s3 = client(self.path.options)
         with contextlib.suppress(Exception):
             try:
                 s3.delete_object(Bucket=self.path.bucket, Key=self.path.key, IfMatch=self.etag)
@@ -403,7 +402,7 @@ def _get_object_lock(path: Any) -> tuple[dict[str, Any], str] | None:
     from .s3 import client, error_code, request_failed
 
     try:
-        found = client().get_object(Bucket=path.bucket, Key=path.key)
+        found = client(path.options).get_object(Bucket=path.bucket, Key=path.key)
         return found, found["Body"].read().decode("utf-8", "replace")
     except Exception as exc:
         if error_code(exc) in ("NoSuchKey", "404"):

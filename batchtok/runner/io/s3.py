@@ -31,7 +31,7 @@ import fnmatch
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -44,25 +44,11 @@ BOTO3_MISSING = 'S3 outputs need boto3: pip install "batchtok[s3]"'
 MULTIPART_BYTES = 256 * 2**20
 PART_BYTES = 64 * 2**20  # S3 wants at least 5 MiB a part but the last
 
-_OPTIONS: dict[str, StorageOptions] = {"current": StorageOptions()}
-_CLIENTS: dict[tuple[int, StorageOptions], Any] = {}
-_HEARTBEAT: list[Callable[[], None]] = []  # called after each part uploaded (set_heartbeat)
+_CLIENTS: dict[tuple[int, StorageOptions], Any] = {}  # one per process and options
 
 
 class ObjectStoreError(OSError):
     """A request to object storage failed; the message names the object and the reason."""
-
-
-def configure(options: StorageOptions) -> None:
-    """The endpoint, region and credentials mode S3 outputs use in this process (the job's
-    ``[storage]`` table); workers get it with their settings."""
-    _OPTIONS["current"] = options
-
-
-def set_heartbeat(beat: Callable[[], None] | None) -> None:
-    """Have ``beat()`` called after each part of a multipart upload: a worker uploading a
-    large file is moving on (see :meth:`batchtok.runner.exec.worker.WorkerContext.hear`)."""
-    _HEARTBEAT[:] = [] if beat is None else [beat]
 
 
 def boto3_available() -> bool:
@@ -71,9 +57,9 @@ def boto3_available() -> bool:
     return importlib.util.find_spec("boto3") is not None
 
 
-def client() -> Any:
-    """This process's boto3 S3 client (one per process: a client is not fork-safe)."""
-    options = _OPTIONS["current"]
+def client(options: StorageOptions) -> Any:
+    """This process's boto3 S3 client for ``options`` (one per process: a client is not
+    fork-safe)."""
     key = (os.getpid(), options)
     if key not in _CLIENTS:
         try:
@@ -119,12 +105,12 @@ def _from_botocore(exc: BaseException) -> bool:
     return type(exc).__module__.startswith("botocore")
 
 
-def credentials_problem() -> str | None:
+def credentials_problem(options: StorageOptions) -> str | None:
     """Why requests to S3 from this process carry no credentials (:data:`NO_CREDENTIALS`, or
     the credential chain's own error), or None: some were found, ``storage.anonymous`` is set,
     or boto3, which looks them up as pyarrow does, is not installed. For explaining a refusal,
     not for deciding one: a public bucket is read without credentials."""
-    if _OPTIONS["current"].anonymous or not boto3_available():
+    if options.anonymous or not boto3_available():
         return None
     import boto3
 
@@ -142,21 +128,23 @@ class S3Path:
 
     bucket: str
     key: str = ""
+    #: the job's ``[storage]`` settings its requests go with (not part of its identity)
+    options: StorageOptions = field(default=StorageOptions(), compare=False)
 
     @classmethod
-    def parse(cls, uri: str) -> S3Path:
+    def parse(cls, uri: str, options: StorageOptions | None = None) -> S3Path:
         scheme, _, rest = uri.partition("://")
         if scheme != "s3":
             raise ValueError(f"not an s3:// URI: {uri}")
         bucket, _, key = rest.partition("/")
-        return cls(bucket, key.strip("/"))
+        return cls(bucket, key.strip("/"), options or StorageOptions())
 
     def __str__(self) -> str:
         return f"s3://{self.bucket}/{self.key}"
 
     def __truediv__(self, other: str | os.PathLike[str]) -> S3Path:
         tail = str(other).strip("/")
-        return S3Path(self.bucket, f"{self.key}/{tail}" if self.key else tail)
+        return S3Path(self.bucket, f"{self.key}/{tail}" if self.key else tail, self.options)
 
     @property
     def name(self) -> str:
@@ -164,7 +152,7 @@ class S3Path:
 
     @property
     def parent(self) -> S3Path:
-        return S3Path(self.bucket, self.key.rpartition("/")[0])
+        return S3Path(self.bucket, self.key.rpartition("/")[0], self.options)
 
     def with_name(self, name: str) -> S3Path:
         return self.parent / name
@@ -182,7 +170,7 @@ class S3Path:
     def head(self) -> dict[str, Any] | None:
         """The object's HEAD response (None if there is none)."""
         try:
-            return client().head_object(Bucket=self.bucket, Key=self.key)
+            return client(self.options).head_object(Bucket=self.bucket, Key=self.key)
         except Exception as exc:
             if error_code(exc) in ("404", "NoSuchKey", "NotFound"):
                 return None
@@ -196,7 +184,7 @@ class S3Path:
         return next(iter(self._keys(limit=1)), None) is not None
 
     def read_bytes(self) -> bytes:
-        fs, path = filesystem(str(self), _OPTIONS["current"])
+        fs, path = filesystem(str(self), self.options)
         with fs.open_input_stream(path) as f:
             return f.read()
 
@@ -205,12 +193,12 @@ class S3Path:
 
     def open_input(self) -> Any:
         """A seekable Arrow file over the object (for pyarrow.parquet)."""
-        fs, path = filesystem(str(self), _OPTIONS["current"])
+        fs, path = filesystem(str(self), self.options)
         return fs.open_input_file(path)
 
     def _keys(self, limit: int = 0) -> Iterator[str]:
         prefix = self.key + "/" if self.key else ""
-        pages = client().get_paginator("list_objects_v2")
+        pages = client(self.options).get_paginator("list_objects_v2")
         try:
             for page in pages.paginate(Bucket=self.bucket, Prefix=prefix):
                 for entry in page.get("Contents", []):
@@ -226,7 +214,7 @@ class S3Path:
     def rglob(self, pattern: str) -> Iterator[S3Path]:
         for key in self._keys():
             if fnmatch.fnmatchcase(key.rsplit("/", 1)[-1], pattern):
-                yield S3Path(self.bucket, key)
+                yield S3Path(self.bucket, key, self.options)
 
     def glob(self, pattern: str) -> Iterator[S3Path]:
         depth = self.key.count("/") + 1 if self.key else 0
@@ -242,7 +230,7 @@ class S3Path:
     def write_bytes(self, data: bytes) -> None:
         """Put the object in one PUT (atomic: readers see the old object or the new one)."""
         try:
-            client().put_object(Bucket=self.bucket, Key=self.key, Body=data)
+            client(self.options).put_object(Bucket=self.bucket, Key=self.key, Body=data)
         except Exception as exc:
             raise request_failed(str(self), "write", exc) from exc
 
@@ -252,14 +240,14 @@ class S3Path:
     def unlink(self, missing_ok: bool = False) -> None:
         # S3 answers a delete of a missing key with success: missing_ok holds either way.
         try:
-            client().delete_object(Bucket=self.bucket, Key=self.key)
+            client(self.options).delete_object(Bucket=self.bucket, Key=self.key)
         except Exception as exc:
             raise request_failed(str(self), "delete", exc) from exc
 
 
-def stat_of(location: str | S3Path) -> dict[str, Any] | None:
+def stat_of(location: S3Path) -> dict[str, Any] | None:
     """An object's size and ETag (None if it does not exist): what a record remembers."""
-    found = (location if isinstance(location, S3Path) else S3Path.parse(location)).head()
+    found = location.head()
     if found is None:
         return None
     return {"size": int(found["ContentLength"]), "etag": str(found["ETag"])}
@@ -272,19 +260,22 @@ def local_tmp_dir(output: S3Path) -> Path:
     return Path(tempfile.gettempdir()) / f"batchtok-{name}"
 
 
-def upload(tmp: str | os.PathLike[str], dest: S3Path) -> None:
+def upload(
+    tmp: str | os.PathLike[str], dest: S3Path, beat: Callable[[], None] | None = None
+) -> None:
     """Upload the finished local file ``tmp`` as ``dest``, then delete ``tmp``. The object
     appears whole or not at all: one PUT, or a multipart upload completed last and aborted on
     any exception (a killed process leaves it incomplete, invisible, for the next run to
-    abort)."""
+    abort). ``beat()`` is called after each part: a worker uploading a large file is moving
+    on."""
     size = os.path.getsize(tmp)
-    s3 = client()
+    s3 = client(dest.options)
     try:
         if size <= MULTIPART_BYTES:
             with open(tmp, "rb") as f:
                 s3.put_object(Bucket=dest.bucket, Key=dest.key, Body=f)
         else:
-            _multipart(s3, tmp, dest, size)
+            _multipart(s3, tmp, dest, size, beat)
     except ObjectStoreError:
         raise
     except Exception as exc:  # botocore's errors, a connection lost: name the object
@@ -293,7 +284,13 @@ def upload(tmp: str | os.PathLike[str], dest: S3Path) -> None:
         os.unlink(tmp)
 
 
-def _multipart(s3: Any, tmp: str | os.PathLike[str], dest: S3Path, size: int) -> None:
+def _multipart(
+    s3: Any,
+    tmp: str | os.PathLike[str],
+    dest: S3Path,
+    size: int,
+    beat: Callable[[], None] | None,
+) -> None:
     upload_id = s3.create_multipart_upload(Bucket=dest.bucket, Key=dest.key)["UploadId"]
     try:
         parts = []
@@ -302,7 +299,7 @@ def _multipart(s3: Any, tmp: str | os.PathLike[str], dest: S3Path, size: int) ->
             while chunk := f.read(PART_BYTES):
                 etag = upload_part(s3, dest, upload_id, number, chunk)
                 parts.append({"ETag": etag, "PartNumber": number})
-                for beat in _HEARTBEAT:
+                if beat is not None:
                     beat()
                 number += 1
         s3.complete_multipart_upload(
@@ -328,11 +325,12 @@ def upload_part(s3: Any, dest: S3Path, upload_id: str, number: int, chunk: bytes
 def abort_uploads(prefix: S3Path) -> int:
     """Abort every incomplete multipart upload under the prefix ``prefix`` (left by a killed
     worker or run); how many."""
-    return _abort(prefix.bucket, prefix.key + "/" if prefix.key else "", None)
+    return _abort(prefix, prefix.key + "/" if prefix.key else "", None)
 
 
-def _abort(bucket: str, prefix: str, keys: set[str] | None) -> int:
-    s3 = client()
+def _abort(where: S3Path, prefix: str, keys: set[str] | None) -> int:
+    bucket = where.bucket
+    s3 = client(where.options)
     aborted = 0
     try:
         for page in s3.get_paginator("list_multipart_uploads").paginate(
@@ -351,20 +349,25 @@ def _abort(bucket: str, prefix: str, keys: set[str] | None) -> int:
     return aborted
 
 
-def publish_set(staged: Sequence[tuple[str, str]]) -> None:
-    """A trainer format's file set to S3, in the order of
+def set_publisher(
+    options: StorageOptions, beat: Callable[[], None] | None = None
+) -> Callable[[Sequence[tuple[str, str]]], None]:
+    """How a trainer format's file set goes to S3 (with ``options``), in the order of
     :func:`batchtok.formats.files.publish`: an older primary object deleted first, the others
     uploaded one by one, the primary one last."""
-    S3Path.parse(staged[-1][1]).unlink(missing_ok=True)
-    for tmp, dest in staged:
-        upload(tmp, S3Path.parse(dest))
+
+    def publish(staged: Sequence[tuple[str, str]]) -> None:
+        S3Path.parse(staged[-1][1], options).unlink(missing_ok=True)
+        for tmp, dest in staged:
+            upload(tmp, S3Path.parse(dest, options), beat)
+
+    return publish
 
 
-def abort_uploads_of(dest: str) -> int:
-    """Abort the incomplete uploads of the file ``dest`` (for a trainer format, of every file
-    of its set) that a killed worker left; how many."""
-    target = S3Path.parse(dest)
+def abort_uploads_of(target: S3Path) -> int:
+    """Abort the incomplete uploads of the file ``target`` (for a trainer format, of every
+    file of its set) that a killed worker left; how many."""
     stem = target.key.removesuffix(".idx")
     keys = {target.key, stem + ".bin", stem + ".batchtok.json"}
     keys |= {target.key + suffix for suffix in (".index", ".metadata", ".batchtok.json")}
-    return _abort(target.bucket, stem, keys)
+    return _abort(target, stem, keys)

@@ -17,6 +17,7 @@ refused when it is read).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -39,11 +40,15 @@ class Store:
     #: (else each is uploaded whole from a local temporary file)
     renames: ClassVar[bool]
 
-    def path(self, text: str) -> OutPath:
+    def path(self, text: str, options: StorageOptions) -> OutPath:
+        """The location ``text`` names, its requests made with the job's ``options``."""
         raise NotImplementedError
 
-    def replace(self, tmp: str | os.PathLike[str], dest: OutPath) -> None:
-        """Publish the finished local file ``tmp`` as ``dest``, whole or not at all."""
+    def replace(
+        self, tmp: str | os.PathLike[str], dest: OutPath, beat: Callable[[], None] | None = None
+    ) -> None:
+        """Publish the finished local file ``tmp`` as ``dest``, whole or not at all
+        (``beat()``: called as a long upload moves on)."""
         raise NotImplementedError
 
     def write_whole(
@@ -81,7 +86,9 @@ class Store:
         """Where the run's temporary files are written (local, on this machine)."""
         raise NotImplementedError
 
-    def set_publisher(self) -> Callable[[Sequence[tuple[str, str]]], None] | None:
+    def set_publisher(
+        self, options: StorageOptions, beat: Callable[[], None] | None = None
+    ) -> Callable[[Sequence[tuple[str, str]]], None] | None:
         """How a trainer format's staged file set is published (None: renamed in place)."""
         return None
 
@@ -89,23 +96,17 @@ class Store:
         """Clean what killed writers left invisible under ``output_dir``; how many."""
         return 0
 
-    def abort_incomplete_of(self, dest: str) -> int:
+    def abort_incomplete_of(self, dest: OutPath) -> int:
         """Clean what a killed writer of the output ``dest`` left invisible; how many."""
         return 0
-
-    def configure(self, options: StorageOptions) -> None:
-        """Take the job's ``[storage]`` settings for this process's requests."""
-
-    def set_heartbeat(self, beat: Callable[[], None] | None) -> None:
-        """Have ``beat()`` called as a long upload moves on (a worker is alive)."""
 
     def unavailable(self) -> str | None:
         """Why this process cannot write here (a package missing), or None."""
         return None
 
-    def credentials_problem(self) -> str | None:
-        """Why requests from this process carry no credentials, or None (for explaining a
-        refusal, not for deciding one)."""
+    def credentials_problem(self, options: StorageOptions) -> str | None:
+        """Why requests made with ``options`` carry no credentials, or None (for explaining
+        a refusal, not for deciding one)."""
         return None
 
 
@@ -113,10 +114,12 @@ class _Local(Store):
     scheme = ""
     renames = True
 
-    def path(self, text: str) -> OutPath:
+    def path(self, text: str, options: StorageOptions) -> OutPath:
         return Path(text)
 
-    def replace(self, tmp: str | os.PathLike[str], dest: OutPath) -> None:
+    def replace(
+        self, tmp: str | os.PathLike[str], dest: OutPath, beat: Callable[[], None] | None = None
+    ) -> None:
         from batchtok.formats.files import fsync_dir
 
         directory = os.path.dirname(os.fspath(dest))
@@ -180,11 +183,13 @@ class _S3(Store):
     scheme = "s3"
     renames = False
 
-    def path(self, text: str) -> OutPath:
-        return S3Path.parse(text)
+    def path(self, text: str, options: StorageOptions) -> OutPath:
+        return S3Path.parse(text, options)
 
-    def replace(self, tmp: str | os.PathLike[str], dest: OutPath) -> None:
-        s3.upload(tmp, _object(dest))
+    def replace(
+        self, tmp: str | os.PathLike[str], dest: OutPath, beat: Callable[[], None] | None = None
+    ) -> None:
+        s3.upload(tmp, _object(dest), beat)
 
     def write_whole(
         self, target: OutPath, data: bytes, tmp: OutPath | None = None, durable: bool = False
@@ -212,30 +217,30 @@ class _S3(Store):
     def tmp_dir(self, output_dir: OutPath, state_dir: OutPath) -> Path:
         return s3.local_tmp_dir(_object(output_dir))
 
-    def set_publisher(self) -> Callable[[Sequence[tuple[str, str]]], None] | None:
-        return s3.publish_set
+    def set_publisher(
+        self, options: StorageOptions, beat: Callable[[], None] | None = None
+    ) -> Callable[[Sequence[tuple[str, str]]], None] | None:
+        return s3.set_publisher(options, beat)
 
     def abort_incomplete(self, output_dir: OutPath) -> int:
         return s3.abort_uploads(_object(output_dir))
 
-    def abort_incomplete_of(self, dest: str) -> int:
-        return s3.abort_uploads_of(dest)
-
-    def configure(self, options: StorageOptions) -> None:
-        s3.configure(options)
-
-    def set_heartbeat(self, beat: Callable[[], None] | None) -> None:
-        s3.set_heartbeat(beat)
+    def abort_incomplete_of(self, dest: OutPath) -> int:
+        return s3.abort_uploads_of(_object(dest))
 
     def unavailable(self) -> str | None:
         return None if s3.boto3_available() else s3.BOTO3_MISSING
 
-    def credentials_problem(self) -> str | None:
-        return s3.credentials_problem()
+    def credentials_problem(self, options: StorageOptions) -> str | None:
+        return s3.credentials_problem(options)
 
 
 def _object(location: Any) -> S3Path:
-    return location if isinstance(location, S3Path) else S3Path.parse(os.fspath(location))
+    # an object's path carries the options its requests go with: one rebuilt from a string
+    # here would go without them (to AWS, not the job's endpoint), so none is
+    if not isinstance(location, S3Path):
+        raise TypeError(f"{location!r}: an object's location must be given as its S3Path")
+    return location
 
 
 #: Every store outputs can be written to, by URI scheme ("": a local path).
@@ -259,19 +264,6 @@ def store_of(location: str | os.PathLike[str] | OutPath) -> Store:
         raise ValueError(f"{location}: no store writes {scheme}:// locations") from None
 
 
-def configure(options: StorageOptions) -> None:
-    """Every store takes the job's ``[storage]`` settings for this process (the run, each
-    worker)."""
-    for store in STORES.values():
-        store.configure(options)
-
-
-def set_heartbeat(beat: Callable[[], None] | None) -> None:
-    """Have ``beat()`` called as a long upload to any store moves on."""
-    for store in STORES.values():
-        store.set_heartbeat(beat)
-
-
 def stat_key(st: os.stat_result) -> dict[str, int]:
     """The stat a record remembers of a local file: size, mtime, ctime (changed by any write,
     even one that sets the mtime back) and inode (changed by a replacement)."""
@@ -286,11 +278,19 @@ def stat_key(st: os.stat_result) -> dict[str, int]:
 # -- the store of each location, asked -------------------------------------------------------
 
 
-def as_path(location: str | os.PathLike[str] | OutPath) -> OutPath:
-    """``location`` as its store names it: a local Path, or an object path for a URI."""
+def as_path(
+    location: str | os.PathLike[str] | OutPath, options: StorageOptions | None = None
+) -> OutPath:
+    """``location`` as its store names it: a local Path, or an object path whose requests go
+    with ``options`` (the job's ``[storage]``); a path given is returned as it is."""
     if isinstance(location, S3Path):
         return location
-    return store_of(location).path(os.fspath(location))
+    return store_of(location).path(os.fspath(location), options or StorageOptions())
+
+
+def options_of(location: Any) -> StorageOptions | None:
+    """The options an object path's requests go with (None for a local path or a string)."""
+    return location.options if isinstance(location, S3Path) else None
 
 
 def is_object(location: Any) -> bool:
@@ -302,32 +302,48 @@ def is_object(location: Any) -> bool:
     return bool(scheme) if store is None else not store.renames
 
 
-def readable(location: str | os.PathLike[str] | OutPath) -> Any:
+def readable(
+    location: str | os.PathLike[str] | OutPath, options: StorageOptions | None = None
+) -> Any:
     """What pyarrow.parquet reads ``location`` from: a local path, or an open object."""
-    return store_of(location).readable(location)  # type: ignore[arg-type]
+    path = as_path(location, options)
+    return store_of(path).readable(path)
 
 
-def open_binary(location: str | os.PathLike[str] | OutPath) -> Any:
+def open_binary(
+    location: str | os.PathLike[str] | OutPath, options: StorageOptions | None = None
+) -> Any:
     """A local file or an object opened for reading: seekable, binary (FileNotFoundError if
     it is not there)."""
-    return store_of(location).open_binary(location)  # type: ignore[arg-type]
+    path = as_path(location, options)
+    return store_of(path).open_binary(path)
 
 
-def size_of(location: str | os.PathLike[str] | OutPath) -> int:
+def size_of(
+    location: str | os.PathLike[str] | OutPath, options: StorageOptions | None = None
+) -> int:
     """A local file's or an object's size in bytes (FileNotFoundError if it is not there)."""
-    return store_of(location).size(location)  # type: ignore[arg-type]
+    path = as_path(location, options)
+    return store_of(path).size(path)
 
 
-def stat_of(location: str | os.PathLike[str] | OutPath) -> dict[str, Any] | None:
+def stat_of(location: OutPath) -> dict[str, Any] | None:
     """What a record remembers of a file: a local file's :func:`stat_key`, an object's size
     and ETag; None if it does not exist."""
-    return store_of(location).stat(location)  # type: ignore[arg-type]
+    path = as_path(location)
+    return store_of(path).stat(path)
 
 
-def replace(tmp: str | os.PathLike[str], dest: str | os.PathLike[str] | OutPath) -> None:
+def replace(
+    tmp: str | os.PathLike[str],
+    dest: str | os.PathLike[str] | OutPath,
+    options: StorageOptions | None = None,
+    beat: Callable[[], None] | None = None,
+) -> None:
     """Publish the finished file ``tmp`` as ``dest``: a rename on disk (the directory
-    fsynced), an upload to object storage."""
-    store_of(dest).replace(tmp, dest)  # type: ignore[arg-type]
+    fsynced), an upload to object storage (``beat()`` after each part)."""
+    path = as_path(dest, options)
+    store_of(path).replace(tmp, path, beat)
 
 
 def write_whole(
@@ -337,5 +353,9 @@ def write_whole(
     store_of(target).write_whole(target, data, tmp, durable)
 
 
-# How the trainer formats' readers reach a file set here or in object storage.
-FILES = FileAccess(open_binary, size_of)
+def files_for(options: StorageOptions | None) -> FileAccess:
+    """How the trainer formats' readers reach a file set here or in object storage (its
+    requests with ``options``)."""
+    return FileAccess(
+        functools.partial(open_binary, options=options), functools.partial(size_of, options=options)
+    )

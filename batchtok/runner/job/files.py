@@ -234,15 +234,18 @@ def load_job(
 def _job(job_file: Path | None, resolved: dict[str, Any], sources: dict[str, str]) -> Job:
     """The typed job of the validated values: each setting fills its attribute
     (:attr:`Setting.attribute`), ``storage.*`` the job's StorageOptions."""
-    storage = {s.attribute: resolved[s.key] for s in SETTINGS if s.key.startswith("storage.")}
+    storage = StorageOptions(
+        **{s.attribute: resolved[s.key] for s in SETTINGS if s.key.startswith("storage.")}
+    )
     values = {s.attribute: resolved[s.key] for s in SETTINGS if not s.key.startswith("storage.")}
     values.update(
         name=resolved["name"] or (job_file.stem if job_file else "job"),
         pair_column=resolved["input.pair_column"] or None,
-        tokenizer_path=as_path(resolved["tokenizer.path"]),
-        output_dir=as_path(resolved["output.dir"]),
+        # an object's path carries the options its requests go with
+        tokenizer_path=as_path(resolved["tokenizer.path"], storage),
+        output_dir=as_path(resolved["output.dir"], storage),
     )
-    return Job(file=job_file, storage=StorageOptions(**storage), sources=sources, **values)
+    return Job(file=job_file, storage=storage, sources=sources, **values)
 
 
 def _resolve_paths(value: Any, base: Path) -> Any:

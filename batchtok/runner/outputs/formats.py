@@ -62,7 +62,7 @@ class OutputFormat:
         ``output.dtype``)."""
         return ""
 
-    def provenance(self, primary: str) -> tuple[dict[str, Any], dict[str, str]]:
+    def provenance(self, primary: str | OutPath) -> tuple[dict[str, Any], dict[str, str]]:
         """(the output's ``batchtok`` provenance document, the content hash of each of its
         files as written, by file name); raises OSError or ValueError if it is unreadable."""
         raise NotImplementedError
@@ -72,7 +72,7 @@ class OutputFormat:
         output of this format; raises :class:`NotBatchtoks` saying why not."""
         raise NotImplementedError
 
-    def read_back(self, primary: str) -> str | None:
+    def read_back(self, primary: str | OutPath) -> str | None:
         """Why the output does not read back whole (None if it does)."""
         raise NotImplementedError
 
@@ -82,7 +82,7 @@ class OutputFormat:
         """The file holding every document's ids one after another."""
         raise NotImplementedError
 
-    def document_lengths(self, primary: str) -> tuple[Any, Iterator[int]]:
+    def document_lengths(self, primary: str | OutPath) -> tuple[Any, Iterator[int]]:
         """(the index's facts: ``.documents``, ``.dtype``; each document's length in ids, in
         order), read where the output is."""
         raise NotImplementedError
@@ -107,7 +107,7 @@ class _Parquet(OutputFormat):
     def primary(self, output_dir: str | os.PathLike[str], rel: str) -> str:
         return os.path.join(output_dir, rel)
 
-    def provenance(self, primary: str) -> tuple[dict[str, Any], dict[str, str]]:
+    def provenance(self, primary: str | OutPath) -> tuple[dict[str, Any], dict[str, str]]:
         from .parquet import read_metadata
 
         return read_metadata(primary)[0], {}
@@ -124,7 +124,7 @@ class _Parquet(OutputFormat):
         except ValueError:
             raise NotBatchtoks("a Parquet file without batchtok metadata") from None
 
-    def read_back(self, primary: str) -> str | None:
+    def read_back(self, primary: str | OutPath) -> str | None:
         from .parquet import full_read_ok
 
         return full_read_ok(primary)
@@ -141,18 +141,16 @@ class _TokenFiles(OutputFormat):
 
         return SIDECAR
 
-    def provenance(self, primary: str) -> tuple[dict[str, Any], dict[str, str]]:
+    def provenance(self, primary: str | OutPath) -> tuple[dict[str, Any], dict[str, str]]:
         from batchtok.formats.files import read_sidecar
 
-        from ..io.stores import FILES
-
-        sidecar = read_sidecar(self.writer_name(primary), FILES)
+        sidecar = read_sidecar(self.writer_name(str(primary)), _files(primary))
         return sidecar.get("provenance") or {}, sidecar.get("xxh3_128") or {}
 
     def own_provenance(self, primary: OutPath) -> dict[str, Any]:
-        from ..io.stores import as_path
+        from ..io.stores import as_path, options_of
 
-        sidecar = as_path(self.writer_name(str(primary)) + self.sidecar_suffix)
+        sidecar = as_path(self.writer_name(str(primary)) + self.sidecar_suffix, options_of(primary))
         unlisted = "no record of this job lists it, and"
         try:
             doc = json.loads(sidecar.read_text(encoding="utf-8"))
@@ -167,14 +165,14 @@ class _TokenFiles(OutputFormat):
             raise NotBatchtoks(f"its sidecar {sidecar.name} is not batchtok's record of it")
         return provenance
 
-    def read_back(self, primary: str) -> str | None:
+    def read_back(self, primary: str | OutPath) -> str | None:
         try:
             self.read_index(primary)
         except (OSError, ValueError) as exc:
             return str(exc)
         return None
 
-    def read_index(self, primary: str) -> Any:
+    def read_index(self, primary: str | OutPath) -> Any:
         """The set's index read and checked against its data file, where it is (raises
         OSError or :class:`~batchtok.formats.files.FormatError`)."""
         raise NotImplementedError
@@ -201,19 +199,15 @@ class _Megatron(_TokenFiles):
     def data_file(self, primary: str) -> str:
         return self.writer_name(primary) + ".bin"
 
-    def document_lengths(self, primary: str) -> tuple[Any, Iterator[int]]:
+    def document_lengths(self, primary: str | OutPath) -> tuple[Any, Iterator[int]]:
         from batchtok.formats import megatron
 
-        from ..io.stores import FILES
+        return megatron.document_lengths(self.writer_name(str(primary)), _files(primary))
 
-        return megatron.document_lengths(self.writer_name(primary), FILES)
-
-    def read_index(self, primary: str) -> Any:
+    def read_index(self, primary: str | OutPath) -> Any:
         from batchtok.formats import megatron
 
-        from ..io.stores import FILES
-
-        return megatron.read_info(self.writer_name(primary), FILES)
+        return megatron.read_info(self.writer_name(str(primary)), _files(primary))
 
     def writer(
         self, primary: str, tmp_dir: str, dtype: str, provenance: dict | None, **options: Any
@@ -242,19 +236,15 @@ class _Datatrove(_TokenFiles):
     def data_file(self, primary: str) -> str:
         return primary
 
-    def document_lengths(self, primary: str) -> tuple[Any, Iterator[int]]:
+    def document_lengths(self, primary: str | OutPath) -> tuple[Any, Iterator[int]]:
         from batchtok.formats import datatrove
 
-        from ..io.stores import FILES
+        return datatrove.document_lengths(str(primary), files=_files(primary))
 
-        return datatrove.document_lengths(primary, files=FILES)
-
-    def read_index(self, primary: str) -> Any:
+    def read_index(self, primary: str | OutPath) -> Any:
         from batchtok.formats import datatrove
 
-        from ..io.stores import FILES
-
-        return datatrove.read_info(primary, files=FILES)
+        return datatrove.read_info(str(primary), files=_files(primary))
 
     def writer(
         self, primary: str, tmp_dir: str, dtype: str, provenance: dict | None, **options: Any
@@ -264,6 +254,14 @@ class _Datatrove(_TokenFiles):
         # the metadata names the tokenizer as datatrove's own writer does
         name = str((provenance or {}).get("tokenizer", {}).get("name") or "tokenizer")
         return DatatroveWriter(primary, tmp_dir, dtype, name, provenance=provenance, **options)
+
+
+def _files(primary: Any) -> Any:
+    """How the format readers reach the files beside ``primary`` (an object's with its
+    options)."""
+    from ..io.stores import files_for, options_of
+
+    return files_for(options_of(primary))
 
 
 #: Every output format, by its ``output.format`` name; the first is the default.

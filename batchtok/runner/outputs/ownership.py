@@ -86,7 +86,7 @@ def _provenance_problem(st: FileState) -> str | None:
     (None if it does)."""
     rel = st.file.rel
     try:
-        doc = FORMATS[st.format].own_provenance(str(st.output))
+        doc = FORMATS[st.format].own_provenance(st.output)
     except NotBatchtoks as exc:
         return str(exc)
     if doc.get("engine") != "batchtok" or not _names_input(doc, rel):

@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 
 from ..errors import CorruptFileError, DiskFullError
 from ..io import stores
+from ..io.arrow_fs import StorageOptions
 from ..io.names import escaped_json
 from ..plan.keys import file_xxh3
 
@@ -163,8 +164,12 @@ class AtomicParquet:
         guard: Callable[[], None] | None = None,
         record_file: str = "",
         no_statistics: Sequence[str | None] = (),
+        options: StorageOptions | None = None,
+        beat: Callable[[], None] | None = None,
     ) -> None:
         self.dest = dest
+        self.options = options  # the job's [storage], for a destination in object storage
+        self.beat = beat  # called as a long upload moves on
         # Columns written without min/max statistics: for a text column Arrow computes them
         # over whole values (5x a 50 MB text's size in memory) and drops them over 4 KB.
         self.no_statistics = {name for name in no_statistics if name}
@@ -232,12 +237,12 @@ class AtomicParquet:
             if self.record_file:
                 text = json.dumps({**self.record, "xxh3_128": self.digest}, sort_keys=True)
                 stores.write_whole(
-                    stores.as_path(self.record_file),
+                    stores.as_path(self.record_file, self.options),
                     (text + "\n").encode("ascii"),
                     stores.as_path(self.tmp + ".json"),
                     durable=True,
                 )
-            stores.replace(self.tmp, self.dest)
+            stores.replace(self.tmp, self.dest, self.options, self.beat)
         except BaseException as err:
             self.abort()
             if isinstance(err, OSError) and err.errno == errno.ENOSPC:
@@ -276,11 +281,17 @@ def shard_row_groups(doc: dict[str, Any], footer: pq.FileMetaData) -> dict[str, 
     return out if rg == footer.num_row_groups else {}
 
 
-def copy_row_groups(sink: AtomicParquet, source: str, first: int, end: int) -> Iterator[int]:
-    """Copy row groups [first, end) of ``source`` into ``sink`` one at a time, every page's
-    checksum verified (the sink writes fresh ones: a flipped bit must be caught here or
-    never); yields rows."""
-    pf = pq.ParquetFile(stores.readable(source), page_checksum_verification=PAGE_CHECKSUMS)
+def copy_row_groups(
+    sink: AtomicParquet,
+    source: str,
+    first: int,
+    end: int,
+    options: StorageOptions | None = None,
+) -> Iterator[int]:
+    """Copy row groups [first, end) of ``source`` (in object storage: read with ``options``)
+    into ``sink`` one at a time, every page's checksum verified (the sink writes fresh ones:
+    a flipped bit must be caught here or never); yields rows."""
+    pf = pq.ParquetFile(stores.readable(source, options), page_checksum_verification=PAGE_CHECKSUMS)
     for i in range(first, end):
         table = pf.read_row_group(i, use_threads=False)  # a thread pool costs ~30 MB
         if not table.schema.equals(sink.schema, check_metadata=False):

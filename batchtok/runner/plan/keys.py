@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 import xxhash
 
 from ..inputs import text_arrays
+from ..io.arrow_fs import StorageOptions
 from ..io.stores import OutPath, open_binary
 
 CACHE_FORMAT = 1
@@ -51,11 +52,11 @@ def digests(data: bytes) -> tuple[str, str]:
     return xxhash.xxh3_128_hexdigest(data), hashlib.sha256(data).hexdigest()
 
 
-def file_xxh3(path: str | os.PathLike[str] | OutPath) -> str:
+def file_xxh3(path: str | os.PathLike[str] | OutPath, options: StorageOptions | None = None) -> str:
     """xxh3-128 of a file's (or an object's) bytes, hex (read in chunks: a part can be
     large)."""
     x = xxhash.xxh3_128()
-    with open_binary(path) as f:
+    with open_binary(path, options) as f:
         while chunk := f.read(READ_CHUNK):
             x.update(chunk)
     return x.hexdigest()

@@ -27,8 +27,8 @@ from ..exec.encode import (
 from ..exec.worker import HashTask, WorkerContext, encode_settings, hash_file
 from ..inputs.discovery import capped
 from ..inputs.files import STATE_DIR, InputFile, resolve_inputs
+from ..io.arrow_fs import StorageOptions
 from ..io.stores import STORES, OutPath, store_of
-from ..io.stores import configure as configure_storage
 from ..job import Job, display_path
 from ..outputs.ownership import check_outputs
 from .records import Records, memo_hashes
@@ -84,16 +84,17 @@ def prepare(job: Job, *, remember: bool) -> Prepared:
     try:
         return _prepare(job, remember)
     except JobError as exc:
-        raise _explain_credentials(exc) from exc
+        raise _explain_credentials(exc, job.storage) from exc
 
 
-def _explain_credentials(exc: JobError) -> JobError:
-    """``exc``, each problem naming an s3:// object saying so if no AWS credentials were found:
+def _explain_credentials(exc: JobError, storage: StorageOptions) -> JobError:
+    """``exc``, each problem naming an s3:// object saying so if no AWS credentials were found
+    (for requests with the job's ``storage``):
     pyarrow then sends its requests unsigned, and a private bucket's refusal names no cause."""
     problems = list(exc.problems)
     for store in STORES.values():
         about = [p for p in problems if store.scheme and f"{store.scheme}://" in p.message]
-        reason = store.credentials_problem() if about else None
+        reason = store.credentials_problem(storage) if about else None
         if reason is not None:
             problems = [
                 replace(p, message=f"{p.message.rstrip('.')}; {reason}")
@@ -105,7 +106,6 @@ def _explain_credentials(exc: JobError) -> JobError:
 
 
 def _prepare(job: Job, remember: bool) -> Prepared:
-    configure_storage(job.storage)
     sdir = state_dir(job)
     files, warnings = resolve_inputs(job, Records(sdir))
     data, xxh3, sha256 = read_tokenizer(job)
@@ -176,7 +176,6 @@ def check_one_file_system(job: Job, outputs: list[OutPath]) -> None:
 def earlier_runs_in(job: Job) -> bool:
     """Whether the output holds the state of earlier runs; :class:`JobError` naming
     ``output.dir`` if it cannot be read (an S3 bucket missing or forbidden)."""
-    configure_storage(job.storage)
     try:
         return state_dir(job).is_dir()
     except OSError as exc:

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from ..exec.encode import TokenizerFacts, applied_options
 from ..inputs.files import InputFile
-from ..io.stores import OutPath, as_path, stat_of
+from ..io.stores import OutPath, as_path, options_of, stat_of
 from ..job import Job
 from ..outputs.formats import DEFAULT_FORMAT, FORMATS
 from ..outputs.parquet import full_read_ok, read_metadata, shard_row_groups
@@ -246,7 +246,8 @@ def resolve(
 
 def output_set(state: FileState) -> list[OutPath]:
     """Every file of the state's output (a trainer format's set, the primary file last)."""
-    return [as_path(p) for p in FORMATS[state.format].files(str(state.output))]
+    options = options_of(state.output)
+    return [as_path(p, options) for p in FORMATS[state.format].files(str(state.output))]
 
 
 def derived_source(state: FileState) -> tuple[list[Any], dict[str, str]] | None:
@@ -255,7 +256,7 @@ def derived_source(state: FileState) -> tuple[list[Any], dict[str, str]] | None:
     none for packed Parquet, or a sidecar written before batchtok recorded them); None if it
     is missing or unreadable."""
     try:
-        doc, hashes = FORMATS[state.format].provenance(str(state.output))
+        doc, hashes = FORMATS[state.format].provenance(state.output)
         keys = [s.get("key") for s in doc.get("shards") or []]
     except (OSError, pa.ArrowException, ValueError, AttributeError):
         return None
@@ -334,7 +335,7 @@ def derived_change(
 def derived_problem(state: FileState) -> str | None:
     """Why a derived output does not read back whole (None if it does); a trainer format's
     set in object storage is read where it is (its index streamed, its data file sized)."""
-    return FORMATS[state.format].read_back(str(state.output))
+    return FORMATS[state.format].read_back(state.output)
 
 
 def part_path(parts_dir: OutPath, rel: str, key: str) -> OutPath:
@@ -347,7 +348,7 @@ def part_path(parts_dir: OutPath, rel: str, key: str) -> OutPath:
 def part_record_path(part: OutPath | str) -> OutPath:
     """Where a part's record is: its content hash and bad-row count, written (by the worker
     that wrote the part) before the part itself is renamed into place."""
-    return as_path(f"{part}.json")
+    return as_path(f"{part}.json", options_of(part))
 
 
 def part_record(part: OutPath) -> dict[str, Any]:
@@ -405,7 +406,7 @@ def file_fingerprint(job: Job, f: InputFile, engine_version: str, facts: Tokeniz
 
 
 def output_path(job: Job, f: InputFile) -> OutPath:
-    return as_path(FORMATS[job.format].primary(str(job.output_dir), f.rel))
+    return as_path(FORMATS[job.format].primary(str(job.output_dir), f.rel), job.storage)
 
 
 def record_output(
