@@ -192,6 +192,10 @@ def hash_task(job: Job, f: InputFile) -> HashTask:
     )
 
 
+#: The plan report's version (its key ``plan_format``): a key changes meaning only with it.
+PLAN_FORMAT = 1
+
+
 def plan_job(job: Job, *, verify: bool = False, hash_inputs: bool = True) -> dict[str, Any]:
     """What a run would do, without writing anything: every shard with its status."""
     earlier_runs_in(job)
@@ -216,6 +220,7 @@ def plan_job(job: Job, *, verify: bool = False, hash_inputs: bool = True) -> dic
         files_out.append(_planned_file(st))
         totals.update(shard["status"] for shard in files_out[-1]["shards"])
     return {
+        "plan_format": PLAN_FORMAT,
         "job": str(job.file) if job.file else None,
         "tokenizer": {"path": str(job.tokenizer_path), "sha256": prep.facts.sha256},
         "output_dir": str(job.output_dir),

@@ -28,6 +28,8 @@ from .stats import MAX_EXAMPLES, RunStats
 from .token_stats import CHART_NAME, OLD_CHART_NAME, TokenStats, draw_chart
 
 SUMMARY_NAME = "_batchtok_summary.json"
+#: The summary's version (its key ``summary_format``): a key changes meaning only with it.
+SUMMARY_FORMAT = 1
 TMP_PREFIX = "summary."  # + pid + ".tmp": the summary being written, in the state directory
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
 
@@ -92,6 +94,7 @@ def build_summary(
     """The summary of a run that was not refused (see :func:`invalid_summary`)."""
     status, code = outcome(stats)
     return {
+        "summary_format": SUMMARY_FORMAT,
         "status": status,
         "exit_code": code,
         "job": job.describe(),
@@ -136,6 +139,7 @@ def invalid_summary(job: Job, exc: JobError) -> dict[str, Any]:
     """The summary of a run refused after taking the lock (an input or the tokenizer), so that
     ``batchtok status`` does not show the previous run's result."""
     return {
+        "summary_format": SUMMARY_FORMAT,
         "status": "invalid",
         "exit_code": exc.exit_code,
         "job": job.describe(),
@@ -235,6 +239,12 @@ def read_summary(path: stores.OutPath) -> tuple[dict[str, Any] | None, str]:
         )
     if not isinstance(found, dict) or "status" not in found:
         return None, f"{path} is unreadable: not a batchtok run summary"
+    version = found.get("summary_format", 1)  # (summaries before the key was written: 1)
+    if not isinstance(version, int) or version > SUMMARY_FORMAT:
+        return None, (
+            f"{path} was written by a newer batchtok (summary format {version!r}; this one "
+            f"reads {SUMMARY_FORMAT}): use that version to read it"
+        )
     return found, ""
 
 
