@@ -95,3 +95,36 @@ def test_what_cannot_be_read_in_object_storage_is_refused_naming_the_key(
     remote_out = basic_job(tmp_path / "b", output__dir="gs://corpus-b/out/")
     code, output = invoke("run", remote_out)
     assert code == 2 and "output.dir" in output and "not gs://" in output, output
+
+
+def test_with_only_aws_endpoint_url_set_every_request_goes_to_that_server(
+    tmp_path: Path, endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No [storage] table: the standard AWS_ENDPOINT_URL (as boto3 and the AWS CLI read it)
+    reaches the inputs (pyarrow), the outputs and the lock (boto3) alike."""
+    from tests.support.s3 import s3_client
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    local = tmp_path / "in"
+    write_parquet(local / "a.parquet", texts(60, seed=3), row_group_size=20)
+    fs = bucket(endpoint, "corpus-env")
+    _upload(fs, local, "corpus-env")
+    for d in ("disk", "s3"):
+        (tmp_path / d).mkdir()
+    code, output = invoke("run", basic_job(tmp_path / "disk", input__paths=[str(local)]))
+    assert code == 0, output
+    remote = basic_job(
+        tmp_path / "s3",
+        input__paths=["s3://corpus-env/corpus/"],
+        output__dir="s3://corpus-env/tokens",
+        run__shard_mb=0.002,
+    )
+    code, output = invoke("run", remote)
+    assert code == 0, output
+    written = s3_client(endpoint).get_object(Bucket="corpus-env", Key="tokens/a.parquet")
+    remote_out = tmp_path / "remote-a.parquet"
+    remote_out.write_bytes(written["Body"].read())
+    want = pq.read_table(tmp_path / "disk" / "out" / "a.parquet")["input_ids"].to_pylist()
+    assert pq.read_table(remote_out)["input_ids"].to_pylist() == want
+    code, output = invoke("run", remote)
+    assert code == 0 and "nothing to do" in output, output

@@ -11,7 +11,9 @@ caught only by ``--verify``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -23,6 +25,16 @@ class StorageOptions:
     endpoint: str = ""  # e.g. "http://127.0.0.1:9000" for an S3-compatible server
     region: str = ""
     anonymous: bool = False
+
+    def with_environment(self, environ: Mapping[str, str] = os.environ) -> StorageOptions:
+        """These options, an endpoint or region the job leaves empty taken from the standard
+        AWS environment (``AWS_ENDPOINT_URL_S3``, else ``AWS_ENDPOINT_URL``; ``AWS_REGION``,
+        else ``AWS_DEFAULT_REGION``), as boto3 and the AWS CLI read it: so every request of a
+        run (inputs through pyarrow, outputs and the lock through boto3) goes to one place."""
+        endpoint = self.endpoint or environ.get("AWS_ENDPOINT_URL_S3") or ""
+        endpoint = endpoint or environ.get("AWS_ENDPOINT_URL") or ""
+        region = self.region or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
+        return replace(self, endpoint=endpoint, region=region or "")
 
 
 def is_uri(path: str) -> bool:

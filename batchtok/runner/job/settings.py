@@ -329,14 +329,16 @@ SETTINGS: tuple[Setting, ...] = (
         "storage.endpoint",
         "",
         _name,
-        'For s3:// inputs and outputs: an S3-compatible server ("http://127.0.0.1:9000"); "": AWS. '
-        "Credentials come from the AWS environment variables or profiles.",
+        'For s3:// inputs and outputs: an S3-compatible server ("http://127.0.0.1:9000"); "": '
+        "AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL if set, else AWS. Credentials come from the AWS "
+        "environment variables or profiles.",
     ),
     Setting(
         "storage.region",
         "",
         _name,
-        'For s3:// inputs and outputs: the region; "": from the environment.',
+        'For s3:// inputs and outputs: the region; "": AWS_REGION or AWS_DEFAULT_REGION if set, '
+        "else the SDK's default.",
     ),
     Setting(
         "storage.anonymous",
