@@ -128,3 +128,28 @@ def test_with_only_aws_endpoint_url_set_every_request_goes_to_that_server(
     assert pq.read_table(remote_out)["input_ids"].to_pylist() == want
     code, output = invoke("run", remote)
     assert code == 0 and "nothing to do" in output, output
+
+
+def test_a_profiles_endpoint_url_reaches_every_request_too(
+    tmp_path: Path, endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No [storage] table and no AWS_ENDPOINT_URL: the endpoint_url of the profile in use
+    (AWS_PROFILE in AWS_CONFIG_FILE) reaches the inputs and the outputs alike."""
+    config = tmp_path / "aws-config"
+    config.write_text(f"[profile batchtok-test]\nendpoint_url = {endpoint}\n", encoding="utf-8")
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_PROFILE", "batchtok-test")
+    local = tmp_path / "in"
+    write_parquet(local / "a.parquet", texts(40, seed=5), row_group_size=20)
+    _upload(bucket(endpoint, "corpus-profile"), local, "corpus-profile")
+    job = basic_job(
+        tmp_path,
+        input__paths=["s3://corpus-profile/corpus/"],
+        output__dir="s3://corpus-profile/tokens",
+    )
+    code, output = invoke("run", job)
+    assert code == 0, output
+    code, output = invoke("run", job)
+    assert code == 0 and "nothing to do" in output, output

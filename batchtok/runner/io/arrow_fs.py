@@ -28,13 +28,30 @@ class StorageOptions:
 
     def with_environment(self, environ: Mapping[str, str] = os.environ) -> StorageOptions:
         """These options, an endpoint or region the job leaves empty taken from the standard
-        AWS environment (``AWS_ENDPOINT_URL_S3``, else ``AWS_ENDPOINT_URL``; ``AWS_REGION``,
-        else ``AWS_DEFAULT_REGION``), as boto3 and the AWS CLI read it: so every request of a
-        run (inputs through pyarrow, outputs and the lock through boto3) goes to one place."""
+        AWS environment (``AWS_ENDPOINT_URL_S3``, else ``AWS_ENDPOINT_URL``, else the
+        ``endpoint_url`` of the profile in use, ``AWS_PROFILE``'s or the default one;
+        ``AWS_REGION``, else ``AWS_DEFAULT_REGION``), as boto3 and the AWS CLI read it: so
+        every request of a run (inputs through pyarrow, outputs and the lock through boto3)
+        goes to one place."""
         endpoint = self.endpoint or environ.get("AWS_ENDPOINT_URL_S3") or ""
-        endpoint = endpoint or environ.get("AWS_ENDPOINT_URL") or ""
+        endpoint = endpoint or environ.get("AWS_ENDPOINT_URL") or _profile_endpoint()
         region = self.region or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
         return replace(self, endpoint=endpoint, region=region or "")
+
+
+def _profile_endpoint() -> str:
+    """The ``endpoint_url`` of the AWS profile in use (from ``~/.aws/config`` or
+    ``AWS_CONFIG_FILE``), "" if none is set or botocore, which reads it, is not installed."""
+    try:
+        import botocore.session
+        from botocore.exceptions import BotoCoreError
+    except ImportError:
+        return ""
+    try:
+        found = botocore.session.Session().get_scoped_config().get("endpoint_url")
+    except BotoCoreError:  # a profile named that does not exist: the SDKs refuse it later
+        return ""
+    return found if isinstance(found, str) else ""
 
 
 def is_uri(path: str) -> bool:

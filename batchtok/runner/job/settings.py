@@ -330,8 +330,8 @@ SETTINGS: tuple[Setting, ...] = (
         "",
         _name,
         'For s3:// inputs and outputs: an S3-compatible server ("http://127.0.0.1:9000"); "": '
-        "AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL if set, else AWS. Credentials come from the AWS "
-        "environment variables or profiles.",
+        "AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL or the profile's endpoint_url, else AWS. "
+        "Credentials come from the AWS environment variables or profiles.",
     ),
     Setting(
         "storage.region",
