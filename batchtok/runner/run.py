@@ -46,11 +46,10 @@ from .exec.worker import (
     WorkerContext,
     current_rss_mb,
     encode_settings,
-    worker_context,
 )
 from .exit_codes import EXIT_FAILURE, EXIT_OK, EXIT_OK_WITH_BAD_ROWS
 from .inputs.files import InputFile, jsonl_memo
-from .io.lock import Lock, run_lock
+from .io.lock import run_lock
 from .io.stores import as_path, store_of
 from .job import Job
 from .outputs.ownership import check_outputs, claim
@@ -142,7 +141,6 @@ class _Run:
         self.prep: Prepared | None = None
         self.workers = job.workers or available_cores()
         self.memory_pool = ""
-        self.lock: Lock | None = None
         self.context: WorkerContext | None = None  # the workers' (set before each phase)
         self.dispatch = Dispatcher(self.progress, self.stats, self.store, self.tmp_dir, job.storage)
 
@@ -183,7 +181,7 @@ class _Run:
             raise JobError(
                 [job.problem("output.dir", _unwritable(exc, self.sdir))], str(job.file or "")
             ) from exc
-        self.lock = self.dispatch.lock = lock
+        self.dispatch.lock = lock  # (checked between events, and by the workers)
         previous = _install_sigterm()
         try:
             if lock.stale is not None:
@@ -273,7 +271,7 @@ class _Run:
         summary["token_stats"] = {**tokens.report(), "shards_without_stats": missing}
         log_summary(summary, self.stats)
         code = summary["exit_code"]
-        if self.lock is None or self.lock.holds_path():
+        if self.dispatch.lock is None or self.dispatch.lock.holds_path():
             unwritten = write_summary(summary, self.job.output_dir, self.sdir)
             write_chart(tokens, self.job.output_dir, self.tmp_dir, self.job.name)
             if unwritten is not None and code in (EXIT_OK, EXIT_OK_WITH_BAD_ROWS):
@@ -340,9 +338,7 @@ class _Run:
             if need_hash:
                 # Workers without a tokenizer: an input whose stat changed but not its content
                 # (touched, copied back) costs a hash, not a tokenizer load.
-                self.context = worker_context(
-                    None, None, encode_settings(job), self.dispatch.lock_state()
-                )
+                self.context = WorkerContext(encode_settings(job), lock=self.dispatch.lock_state())
                 self.session.for_workers()
                 with self._executor() as executor:
                     self._hash_phase(executor, need_hash)
@@ -363,8 +359,8 @@ class _Run:
         assert prep is not None
         tok = prep.loaded_tokenizer()
         configure_tokenizer(tok, job, prep.facts)
-        self.context = worker_context(
-            tok, prep.facts, encode_settings(job, prep.facts), self.dispatch.lock_state()
+        self.context = WorkerContext(
+            encode_settings(job, prep.facts), tok, prep.facts, self.dispatch.lock_state()
         )
         self.session.for_workers()
         # what each worker starts from: its copy-on-write view of the parent's pages

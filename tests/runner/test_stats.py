@@ -12,9 +12,9 @@ import pytest
 from batchtok.runner.exec.encode import configure_tokenizer
 from batchtok.runner.exec.worker import (
     ShardResult,
+    WorkerContext,
     encode_settings,
     encode_shard,
-    worker_context,
 )
 from batchtok.runner.job import load_job
 from batchtok.runner.plan.keys import hash_row_groups
@@ -40,7 +40,7 @@ def shards(tmp_path_factory) -> tuple[Path, list[ShardResult], list[list[ShardSt
     prep = prepare(job, remember=False)
     tok = prep.loaded_tokenizer()
     configure_tokenizer(tok, job, prep.facts)
-    ctx = worker_context(tok, prep.facts, encode_settings(job))
+    ctx = WorkerContext(encode_settings(job), tok, prep.facts)
     (st,) = prep.states.values()
     hashes = hash_row_groups(st.file.path, text_columns(job), st.file.keep_leaves)
     resolve(st, hashes, prep.fingerprint(st.file), tmp / "parts", {}, False)

@@ -63,7 +63,7 @@ from ..report.stats import ShardStats
 from .encode import configure_tokenizer, load_tokenizer
 from .executor import Event, Failure, TaskQueue
 from .local import allowed_silence, failure_of, heap_trimmer
-from .worker import WorkerContext, run_task, worker_context
+from .worker import WorkerContext, run_task
 
 log = logging.getLogger("batchtok.runner")
 
@@ -115,7 +115,7 @@ class _TaskActor:
             facts = context.facts
             tok = load_tokenizer(job, facts.xxh3, tokenizer_bytes, facts.sha256)
             configure_tokenizer(tok, job, facts)
-        self._context = worker_context(tok, context.facts, context.settings, context.lock)
+        self._context = WorkerContext(context.settings, tok, context.facts, context.lock)
         self._context.hear(self._alive)
         self._setup = ref.hex()
 

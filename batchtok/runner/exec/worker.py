@@ -94,7 +94,7 @@ class WorkerContext:
     settings, the tokenizer and its facts (None in a phase that only hashes), the run lock to
     check before publishing, and whom to tell that the task moves on.
 
-    Made in the parent (:func:`worker_context`) before the local workers are forked, which
+    Made in the parent before the local workers are forked, which
     share it copy-on-write; a Ray actor gets :meth:`portable`'s copy and loads the tokenizer
     itself."""
 
@@ -125,19 +125,27 @@ class WorkerContext:
         if self.lock is not None:
             check_lock(*self.lock)
 
+    def sink(
+        self, dest: str, tmp_dir: str, schema: pa.Schema, compression: str, tag: str, **more: Any
+    ) -> AtomicParquet:
+        """A Parquet file written to ``dest`` and published whole (renamed, or uploaded with
+        the job's storage options, the run lock checked first, progress told as it uploads);
+        ``more``: :class:`AtomicParquet`'s other options."""
+        return AtomicParquet(
+            dest,
+            tmp_dir,
+            schema,
+            compression,
+            tag,
+            guard=self.guard,
+            options=self.settings.storage,
+            beat=self.upload_beat,
+            **more,
+        )
+
     def portable(self) -> WorkerContext:
         """This context without what stays in this process (the tokenizer, the listener)."""
         return replace(self, tokenizer=None, alive=None)
-
-
-def worker_context(
-    tok: Tokenizer | None,
-    facts: TokenizerFacts | None,
-    settings: EncodeSettings,
-    lock: tuple[Any, str] | None = None,
-) -> WorkerContext:
-    """The context of a phase's workers (made in the parent, before forking them)."""
-    return WorkerContext(settings, tok, facts, lock)
 
 
 def peak_rss_mb() -> float:
@@ -539,16 +547,13 @@ def encode_shard(task: ShardTask, report: Report, ctx: WorkerContext) -> ShardRe
     schema = task.schema.remove_metadata()
     # The input is checked unchanged before the output is published (inner block first).
     with (
-        AtomicParquet(
+        ctx.sink(
             task.dest,
             task.tmp_dir,
             task.schema,
             settings.compression,
             task.key,
             record_file=task.record_file,
-            guard=ctx.guard,
-            options=ctx.settings.storage,
-            beat=ctx.upload_beat,
             no_statistics=(settings.text_column, settings.pair_column),
         ) as sink,
         UnchangedInput(task.path, task.stat, settings.storage) as source,
@@ -641,19 +646,9 @@ def assemble_file(task: AssembleTask, report: Report, ctx: WorkerContext) -> Joi
     return JoinResult(rows, peak_rss_mb(), {os.path.basename(task.dest): sink.digest})
 
 
-def _joined(task: AssembleTask, ctx: WorkerContext, no_statistics: tuple = ()) -> AtomicParquet:
-    """The Parquet file a join writes, published (renamed or uploaded) only when whole."""
-    return AtomicParquet(
-        task.dest,
-        task.tmp_dir,
-        task.schema,
-        task.compression,
-        task.tag,
-        guard=ctx.guard,
-        options=ctx.settings.storage,
-        beat=ctx.upload_beat,
-        no_statistics=no_statistics,
-    )
+def _joined(task: AssembleTask, ctx: WorkerContext, **more: Any) -> AtomicParquet:
+    """The Parquet file a join writes (see :meth:`WorkerContext.sink`)."""
+    return ctx.sink(task.dest, task.tmp_dir, task.schema, task.compression, task.tag, **more)
 
 
 def _check_part(source: str, digest: str, ctx: WorkerContext) -> None:

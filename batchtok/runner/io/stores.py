@@ -293,15 +293,6 @@ def options_of(location: Any) -> StorageOptions | None:
     return location.options if isinstance(location, S3Path) else None
 
 
-def is_object(location: Any) -> bool:
-    """Whether ``location`` is in a store that uploads whole objects rather than renaming."""
-    if not isinstance(location, (str, os.PathLike, S3Path)):
-        return False
-    scheme = scheme_of(location)
-    store = STORES.get(scheme)
-    return bool(scheme) if store is None else not store.renames
-
-
 def readable(
     location: str | os.PathLike[str] | OutPath, options: StorageOptions | None = None
 ) -> Any:

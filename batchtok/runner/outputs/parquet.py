@@ -220,10 +220,7 @@ class AtomicParquet:
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is not None:
             self.abort()
-            if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-                raise DiskFullError(
-                    errno.ENOSPC, f"no space left on device while writing {self.dest}"
-                ) from exc
+            self._raise_if_disk_full(exc)
             return
         try:
             assert self.writer is not None
@@ -245,11 +242,16 @@ class AtomicParquet:
             stores.replace(self.tmp, self.dest, self.options, self.beat)
         except BaseException as err:
             self.abort()
-            if isinstance(err, OSError) and err.errno == errno.ENOSPC:
-                raise DiskFullError(
-                    errno.ENOSPC, f"no space left on device while writing {self.dest}"
-                ) from err
+            self._raise_if_disk_full(err)
             raise
+
+    def _raise_if_disk_full(self, exc: BaseException | None) -> None:
+        """A full disk as :class:`DiskFullError` naming the output (the run stops: every
+        other shard would fail the same way)."""
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            raise DiskFullError(
+                errno.ENOSPC, f"no space left on device while writing {self.dest}"
+            ) from exc
 
     def abort(self) -> None:
         if self.writer is not None:

@@ -69,8 +69,12 @@ class InputMemo:
         )
 
     def to_json(self) -> dict[str, Any]:
-        doc = {"path": self.path, "stat": self.stat, "spec": self.spec}
-        doc["row_groups"] = self.row_groups
+        doc = {
+            "path": self.path,
+            "stat": self.stat,
+            "spec": self.spec,
+            "row_groups": self.row_groups,
+        }
         if self.jsonl is not None:
             doc["jsonl"] = self.jsonl
         return doc
