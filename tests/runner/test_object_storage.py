@@ -91,10 +91,11 @@ def test_what_cannot_be_read_in_object_storage_is_refused_naming_the_key(
     )
     code, output = invoke("run", missing)
     assert code == 2 and "input.paths" in output and "no such object or prefix" in output, output
-    # only S3 can hold outputs so far: another scheme is refused naming the key
-    remote_out = basic_job(tmp_path / "b", output__dir="gs://corpus-b/out/")
+    # a scheme no store writes is refused naming the key and the schemes that are written
+    remote_out = basic_job(tmp_path / "b", output__dir="hdfs://corpus-b/out/")
     code, output = invoke("run", remote_out)
-    assert code == 2 and "output.dir" in output and "not gs://" in output, output
+    assert code == 2 and "output.dir" in output and "not hdfs://" in output, output
+    assert "s3://, gs://, az://" in output, output
 
 
 def test_with_only_aws_endpoint_url_set_every_request_goes_to_that_server(

@@ -23,7 +23,7 @@ from batchtok.runner.errors import LockHeld
 from batchtok.runner.io import lock as lock_module
 from batchtok.runner.io import s3
 from batchtok.runner.io.arrow_fs import StorageOptions
-from batchtok.runner.io.lock import S3RunLock, object_lock_run_id
+from batchtok.runner.io.lock import ObjectRunLock, object_lock_run_id
 from batchtok.runner.io.s3 import S3Path
 from batchtok.runner.outputs import parquet as output_module
 from tests.support.runner import GPT2, REPO, basic_job, invoke, texts, write_parquet
@@ -264,7 +264,10 @@ def test_an_s3_output_without_boto3_and_other_schemes_are_refused_naming_the_key
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_parquet(tmp_path / "in" / "a.parquet", texts(20))
+    from batchtok.runner.io import objects
+
     monkeypatch.setattr(s3, "boto3_available", lambda: False)
+    monkeypatch.setattr(objects, "installed", lambda module: module != "boto3")
     code, output = invoke("run", basic_job(tmp_path, output__dir="s3://some-bucket/x"))
     assert code == 2 and "output.dir" in output, output
     assert 'S3 outputs need boto3: pip install "batchtok[s3]"' in output, output
@@ -405,15 +408,15 @@ def test_s3_locks_exclude_each_other_and_one_of_two_takeovers_wins(endpoint: str
     bucket(endpoint, "lock-b")
     options = StorageOptions(endpoint=endpoint)
     path = S3Path("lock-b", "tokens/.batchtok/lock", options)
-    first = S3RunLock(path, job="first").acquire()
+    first = ObjectRunLock(path, job="first").acquire()
     with pytest.raises(LockHeld, match="another run holds"):
-        S3RunLock(path, job="second").acquire()
+        ObjectRunLock(path, job="second").acquire()
     first.release()
     assert path.head() is None
     # a stale lock (a dead pid on this host): two runs read its ETag, one replaces it
     etag = _put_lock(endpoint, "lock-b", pid=_dead_pid(), host=socket.gethostname())
-    winner, loser = S3RunLock(path), S3RunLock(path)
-    assert winner._put(IfMatch=etag) and not loser._put(IfMatch=etag)
+    winner, loser = ObjectRunLock(path), ObjectRunLock(path)
+    assert winner._put(etag) and not loser._put(etag)
     assert object_lock_run_id(path) == winner.run_id
     with pytest.raises(LockHeld):  # the winner's lock is fresh and its pid alive
         loser.acquire()
@@ -427,7 +430,7 @@ def test_an_s3_lock_heartbeat_rewrites_it_only_while_it_is_ours(
     bucket(endpoint, "lock-e")
     options = StorageOptions(endpoint=endpoint)
     path = S3Path("lock-e", "tokens/.batchtok/lock", options)
-    held = S3RunLock(path).acquire()
+    held = ObjectRunLock(path).acquire()
     monkeypatch.setattr(lock_module, "HEARTBEAT_SECONDS", 0.0)
     etag = held.etag
     assert held.holds_path(cached=True) and held.etag != etag  # rewritten, If-Match its ETag

@@ -29,7 +29,7 @@ SCHEMES = [scheme for scheme in STORES if scheme]
 # and the classes a store's locations are
 FORMAT_MODULES = {f"batchtok.formats.{name}" for name in FORMATS}
 STORE_MODULES = {f"batchtok.runner.io.{scheme}" for scheme in SCHEMES}
-STORE_CLASSES = {"S3Path", "S3RunLock"}
+STORE_CLASSES = {"S3Path", "ObjectRunLock"}
 
 
 def _module_of(path: pathlib.Path, node: ast.ImportFrom) -> str:

@@ -62,6 +62,16 @@ def build_corpus(part: str, rebuild: bool) -> str:
     return "\n".join(lines)
 
 
+def fetch_azurite() -> str:
+    """Azurite, the Azure Blob Storage server of the object-storage tests (npm)."""
+    from tests.support import clouds
+
+    started = time.monotonic()
+    command = clouds.azurite_command()
+    took = time.monotonic() - started
+    return f"azurite {clouds.AZURITE_VERSION:<38}  {took:5.1f} s  {command[0]}"
+
+
 def run_side_by_side(jobs: list[Callable[[], str]]) -> None:
     """Run ``jobs`` in threads and print each one's report, in the jobs' order; the first
     error is raised once all have ended."""
@@ -93,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.tokenizers_only:
         first += [lambda p=part: build_corpus(p, args.rebuild) for part in corpora.PARTS]
     wheels = [lambda n=name: build_fixture(n) for name in fixtures.WHEELS] if everything else []
+    if everything:
+        wheels.append(fetch_azurite)
     # the trained fixtures read the corpora: after them, one at a time (each trains on 2 cores)
     trained = [n for n in fixtures.wheel_and_built_names() if n not in fixtures.WHEELS]
     try:

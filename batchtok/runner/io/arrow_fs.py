@@ -60,6 +60,28 @@ def is_uri(path: str) -> bool:
     return bool(sep) and scheme.isidentifier() and scheme != "file"
 
 
+#: The object-path class of each scheme a store reads with its own client (GCS, Azure),
+#: filled by :mod:`.stores` (which builds on this module); other schemes go through pyarrow.
+OWN_READERS: dict[str, Any] = {}
+
+
+def _object_path(uri: str, options: StorageOptions) -> Any:
+    """The object path of ``uri`` if a store reads its scheme with its own client, else None
+    (``pyarrow.fs`` reads it)."""
+    path_class = OWN_READERS.get(uri.partition("://")[0])
+    return None if path_class is None else path_class.parse(uri, options)
+
+
+def _list_objects(where: Any) -> tuple[list[tuple[str, str]], bool] | None:
+    if where.key and where.meta() is not None:
+        return [(str(where), where.name)], True
+    root = f"{where.key}/" if where.key else ""
+    found = [
+        (f"{where.scheme}://{where.bucket}/{key}", key[len(root) :]) for key, _, _ in where.keys()
+    ]
+    return (found, False) if found else None
+
+
 _FILESYSTEMS: dict[tuple[str, StorageOptions], pafs.FileSystem] = {}
 
 
@@ -81,8 +103,37 @@ def filesystem(uri: str, options: StorageOptions) -> tuple[pafs.FileSystem, str]
                 kwargs["anonymous"] = True
             _FILESYSTEMS[key] = pafs.S3FileSystem(**kwargs)
         return _FILESYSTEMS[key], rest
-    fs, path = pafs.FileSystem.from_uri(uri)
-    return fs, path
+    # Any other scheme: pyarrow's own file system, else fsspec's (hf://, memory://, ...)
+    # wrapped for pyarrow; an error naming the scheme and what to install if neither has one.
+    import pyarrow as pa
+
+    try:
+        try:
+            fs, path = pafs.FileSystem.from_uri(uri)
+            return fs, path
+        except pa.ArrowInvalid as exc:  # no pyarrow file system for the scheme
+            known = str(exc)
+        try:
+            import fsspec
+        except ImportError as exc:
+            raise OSError(
+                f"no file system reads {scheme}:// URIs: pyarrow has none ({known}), and "
+                "fsspec, through which other schemes are read, is not installed "
+                "(pip install fsspec, and the package of the scheme's file system)"
+            ) from exc
+        try:
+            found, path = fsspec.core.url_to_fs(uri)
+        except ValueError as exc:  # "Protocol not known"
+            raise OSError(
+                f"no file system reads {scheme}:// URIs: neither pyarrow nor fsspec knows "
+                f"the scheme ({exc})"
+            ) from exc
+        return pafs.PyFileSystem(pafs.FSSpecHandler(found)), path
+    except ImportError as exc:  # fsspec knows the scheme; its package is not installed
+        raise OSError(
+            f"{scheme}:// URIs are read through fsspec, whose file system for them needs a "
+            f"package that is not installed: {exc} (for hf://: pip install huggingface_hub)"
+        ) from exc
 
 
 def stat(uri: str, options: StorageOptions) -> dict[str, int] | None:
@@ -90,6 +141,13 @@ def stat(uri: str, options: StorageOptions) -> dict[str, int] | None:
     a local file's stat key (ctime and inode 0)."""
     import pyarrow.fs as pafs
 
+    found = _object_path(uri, options)
+    if found is not None:
+        meta = found.meta()
+        if meta is None:
+            return None
+        mtime = int(meta.modified.timestamp() * 1e9) if meta.modified else 0
+        return {"size": meta.size, "mtime_ns": mtime, "ctime_ns": 0, "inode": 0}
     fs, path = filesystem(uri, options)
     info = fs.get_file_info(path)
     if info.type != pafs.FileType.File:
@@ -99,7 +157,10 @@ def stat(uri: str, options: StorageOptions) -> dict[str, int] | None:
 
 
 def open_input(uri: str, options: StorageOptions) -> Any:
-    """A seekable binary file over the object (Arrow's, with read, seek and readinto)."""
+    """A seekable binary file over the object (with read, seek and readinto)."""
+    found = _object_path(uri, options)
+    if found is not None:
+        return found.open_input()
     fs, path = filesystem(uri, options)
     return fs.open_input_file(path)
 
@@ -111,6 +172,9 @@ def list_files(uri: str, options: StorageOptions) -> tuple[list[tuple[str, str]]
     :func:`batchtok.runner.inputs.discovery.picked_by_extension`)."""
     import pyarrow.fs as pafs
 
+    found = _object_path(uri, options)
+    if found is not None:
+        return _list_objects(found)
     fs, path = filesystem(uri, options)
     info = fs.get_file_info(path)
     scheme = uri.partition("://")[0]

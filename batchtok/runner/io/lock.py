@@ -7,7 +7,7 @@ lock, finds the dead run's pid and host in the file, logs that it takes over a s
 (holding the lock) deletes the temporary files the dead run left.
 
 An output in object storage has no ``flock``: its lock is an object created with a
-conditional PUT and kept alive by a heartbeat (:class:`S3RunLock`).
+conditional PUT and kept alive by a heartbeat (:class:`ObjectRunLock`).
 
 Where ``flock`` is not available (some network file systems answer ENOLCK), the file's content
 decides: a lock naming a live pid on this host, or any pid on another host (which cannot be
@@ -131,7 +131,7 @@ class RunLock:
 
     def holds_path(self, cached: bool = False) -> bool:
         """Whether the lock's path still names the file this lock holds (``cached``: as
-        :class:`S3RunLock`'s; a stat is cheap, so always checked)."""
+        :class:`ObjectRunLock`'s; a stat is cheap, so always checked)."""
         if self.fd is None:
             return False
         held = os.fstat(self.fd)
@@ -196,12 +196,12 @@ def names(path: Path | str, identity: tuple[int, int]) -> bool:
 
 
 def check_lock(path: Any, identity: str) -> None:
-    """Raise :class:`LockLost` unless the lock at ``path`` (a file, or an S3 object) still
+    """Raise :class:`LockLost` unless the lock at ``path`` (a file, or an object) still
     names the run id ``identity``; called before anything is published (by the workers too,
     on any node)."""
-    from .s3 import S3Path
+    from .objects import ObjectPath
 
-    if isinstance(path, S3Path):  # (a worker gets the path object, with its options)
+    if isinstance(path, ObjectPath):  # (a worker gets the path object, with its options)
         if object_lock_run_id(path) != identity:
             raise LockLost(
                 f"{path} was deleted or replaced during the run (taken over as stale, or "
@@ -228,11 +228,11 @@ def _file_lock_run_id(path: Path | str) -> str | None:
 
 def unfinished_run(path: Path) -> Holder | None:
     """The run that took the lock and ended without releasing it (killed), if the lock is
-    free now: a finished run empties the file, a killed one leaves its name in it (an S3
-    run deletes its lock object; a killed one leaves it, stale)."""
-    from .s3 import S3Path
+    free now: a finished run empties the file, a killed one leaves its name in it (an
+    object-storage run deletes its lock object; a killed one leaves it, stale)."""
+    from .objects import ObjectPath
 
-    if isinstance(path, S3Path):
+    if isinstance(path, ObjectPath):
         found = read_object_lock(path)
         return None if found is None or not found[2] else found[0] or Holder(None, "", "", "")
     if current_holder(path) is not None:
@@ -246,9 +246,9 @@ def unfinished_run(path: Path) -> Holder | None:
 
 def current_holder(path: Path) -> Holder | None:
     """Who holds the lock now (None if nobody), without taking it."""
-    from .s3 import S3Path
+    from .objects import ObjectPath
 
-    if isinstance(path, S3Path):
+    if isinstance(path, ObjectPath):
         found = read_object_lock(path)
         return None if found is None or found[2] else found[0] or Holder(None, "", "", "")
     try:
@@ -269,24 +269,24 @@ def current_holder(path: Path) -> Holder | None:
 
 # -- the lock of an output in object storage -------------------------------------------------
 
-# How often a run holding an S3 lock rewrites it (proof of life), and after how long without
-# that the lock is stale: a run killed on any host stops rewriting it, and the next run takes
-# it over once it is STALE_SECONDS old (at once if it names a dead pid on this host).
+# How often a run holding an object's lock rewrites it (proof of life), and after how long
+# without that the lock is stale: a run killed on any host stops rewriting it, and the next
+# run takes it over once it is STALE_SECONDS old (at once if it names a dead pid on this host).
 HEARTBEAT_SECONDS = 60.0
 STALE_SECONDS = 600.0
 CHECK_SECONDS = 2.0  # the main process re-reads the lock at most this often
-_CONFLICT = ("PreconditionFailed", "412", "ConditionalRequestConflict", "409")
 
 
-class S3RunLock:
-    """The lock of an ``s3://`` output: the object ``OUT/.batchtok/lock``, created with a
-    conditional PUT (``If-None-Match: *``), so two runs cannot both create it. It names its
-    holder (pid, host, start time, job) and a run id, and is rewritten every
-    :data:`HEARTBEAT_SECONDS` with ``If-Match`` on its last ETag. A lock whose last write is
-    older than :data:`STALE_SECONDS` (by the server's clock), or that names a dead pid on this
-    host, is stale: it is taken over with a PUT conditional on its ETag, so of two runs taking
-    it over at once one wins. Releasing deletes it (if it is still ours); a killed run leaves
-    it, which is how ``batchtok status`` tells a run that did not finish.
+class ObjectRunLock:
+    """The lock of an output in object storage: the object ``OUT/.batchtok/lock``, created
+    only if absent (S3 and Azure: ``If-None-Match: *``; GCS: generation 0), so two runs cannot
+    both create it. It names its holder (pid, host, start time, job) and a run id, and is
+    rewritten every :data:`HEARTBEAT_SECONDS` only if it is still at its last version
+    (``If-Match`` on its ETag; GCS: on its generation). A lock whose last write is older than
+    :data:`STALE_SECONDS` (by the server's clock where it says), or that names a dead pid on
+    this host, is stale: it is taken over with a write conditional on its version, so of two
+    runs taking it over at once one wins. Releasing deletes it (if it is still ours); a killed
+    run leaves it, which is how ``batchtok status`` tells a run that did not finish.
 
     The same interface as :class:`RunLock`; :meth:`identity` is the run id, which the workers
     check (:func:`check_lock`) before publishing anything.
@@ -316,26 +316,20 @@ class S3RunLock:
         }
         return json.dumps(record).encode() + b"\n"
 
-    def _put(self, **condition: str) -> bool:
-        """Write the lock under ``condition``; False if the condition did not hold."""
-        from .s3 import client, error_code, request_failed
-
+    def _put(self, version: str | None) -> bool:
+        """Write the lock if it is absent (``version`` None) or still at ``version``; False
+        if the condition did not hold."""
         self._beats += 1
-        try:
-            found = client(self.path.options).put_object(
-                Bucket=self.path.bucket, Key=self.path.key, Body=self._body(), **condition
-            )
-        except Exception as exc:
-            if error_code(exc) in _CONFLICT:
-                return False
-            raise request_failed(str(self.path), "write the lock", exc) from exc
-        self.etag = found["ETag"]
+        found = self.path.put_if(self._body(), version)
+        if found is None:
+            return False
+        self.etag = found
         self._beat = self._checked = time.monotonic()
         return True
 
-    def acquire(self) -> S3RunLock:
+    def acquire(self) -> ObjectRunLock:
         for _ in range(ACQUIRE_TRIES):
-            if self._put(IfNoneMatch="*"):
+            if self._put(None):
                 return self
             found = read_object_lock(self.path)
             if found is None:  # released meanwhile: try again
@@ -347,7 +341,7 @@ class S3RunLock:
                     f"another run holds {self.path} ({who}); a run killed elsewhere leaves it "
                     f"until it is {STALE_SECONDS:.0f} s without a heartbeat, or delete it"
                 )
-            if self._put(IfMatch=etag):
+            if self._put(etag):
                 self.stale = holder or Holder(None, "", "", "")
                 return self
         raise LockHeld(f"{self.path} keeps being replaced; is another run starting?")
@@ -363,7 +357,7 @@ class S3RunLock:
         now = time.monotonic()
         try:
             if now - self._beat >= HEARTBEAT_SECONDS:
-                self._lost = not self._put(IfMatch=self.etag)
+                self._lost = not self._put(self.etag)
             elif not cached or now - self._checked >= CHECK_SECONDS:
                 self._lost = object_lock_run_id(self.path) != self.run_id
                 self._checked = now
@@ -374,77 +368,46 @@ class S3RunLock:
         return not self._lost
 
     def release(self) -> None:
-        from .s3 import client, error_code
-
         if self._lost or not self.etag:
             return
-        s3 = client(self.path.options)
-        with contextlib.suppress(Exception):
-            try:
-                s3.delete_object(Bucket=self.path.bucket, Key=self.path.key, IfMatch=self.etag)
-            except Exception as exc:
-                if error_code(exc) in _CONFLICT:  # not ours any more: leave it
-                    return
-                # a server without conditional deletes: check, then delete
-                if object_lock_run_id(self.path) == self.run_id:
-                    s3.delete_object(Bucket=self.path.bucket, Key=self.path.key)
+        with contextlib.suppress(Exception):  # (not ours any more: left as it is)
+            self.path.delete_if(self.etag)
         self.etag = ""
 
-    def __enter__(self) -> S3RunLock:
+    def __enter__(self) -> ObjectRunLock:
         return self.acquire()
 
     def __exit__(self, *exc: object) -> None:
         self.release()
 
 
-def _get_object_lock(path: Any) -> tuple[dict[str, Any], str] | None:
-    """The GET response of an S3 lock and its text; None if there is none."""
-    from .s3 import client, error_code, request_failed
-
-    try:
-        found = client(path.options).get_object(Bucket=path.bucket, Key=path.key)
-        return found, found["Body"].read().decode("utf-8", "replace")
-    except Exception as exc:
-        if error_code(exc) in ("NoSuchKey", "404"):
-            return None
-        raise request_failed(str(path), "read the lock", exc) from exc
-
-
 def read_object_lock(path: Any) -> tuple[Holder | None, str, bool] | None:
-    """(holder, ETag, stale) of an S3 lock; None if there is none."""
-    from email.utils import parsedate_to_datetime
-
-    got = _get_object_lock(path)
-    if got is None:
+    """(holder, version, stale) of an object's lock; None if there is none."""
+    found = path.read_versioned()
+    if found is None:
         return None
-    found, text = got
-    holder = Holder.parse(text)
-    modified = found["LastModified"]
-    try:  # the lock's age by the server's clock: no skew between hosts
-        now = parsedate_to_datetime(found["ResponseMetadata"]["HTTPHeaders"]["date"])
-        age = (now - modified).total_seconds()
-    except (KeyError, TypeError, ValueError):
-        age = time.time() - modified.timestamp()
+    data, version, age = found
+    holder = Holder.parse(data.decode("utf-8", "replace"))
     stale = age > STALE_SECONDS or (holder is not None and holder.alive_here() is False)
-    return holder, str(found["ETag"]), stale
+    return holder, version, stale
 
 
 def object_lock_run_id(path: Any) -> str | None:
-    """The run id an S3 lock names (None if there is no lock, or it names none)."""
-    got = _get_object_lock(path)
+    """The run id an object's lock names (None if there is no lock, or it names none)."""
+    got = path.read_versioned()
     try:
-        data = json.loads(got[1]) if got is not None else None
+        data = json.loads(got[0]) if got is not None else None
     except ValueError:
         return None
     return data.get("run_id") if isinstance(data, dict) else None
 
 
 #: The lock of an output directory, local or in object storage (:func:`run_lock`).
-Lock = RunLock | S3RunLock
+Lock = RunLock | ObjectRunLock
 
 
 def run_lock(path: Any, job: str = "") -> Lock:
-    """The run lock of an output: a local file's, or an S3 object's."""
-    from .s3 import S3Path
+    """The run lock of an output: a local file's, or an object's."""
+    from .objects import ObjectPath
 
-    return S3RunLock(path, job) if isinstance(path, S3Path) else RunLock(path, job)
+    return ObjectRunLock(path, job) if isinstance(path, ObjectPath) else RunLock(path, job)

@@ -27,17 +27,13 @@ PUTs (the lock) nor aborting a multipart upload. Reads go through ``pyarrow.fs``
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import os
-import tempfile
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
-import xxhash
-
 from .arrow_fs import StorageOptions, filesystem
+from .objects import ObjectMeta, ObjectPath, ObjectStoreError, installed, remove_local
 
 BOTO3_MISSING = 'S3 outputs need boto3: pip install "batchtok[s3]"'
 # Above this size a file is uploaded in parts (S3 takes at most 5 GB in one PUT).
@@ -47,14 +43,8 @@ PART_BYTES = 64 * 2**20  # S3 wants at least 5 MiB a part but the last
 _CLIENTS: dict[tuple[int, StorageOptions], Any] = {}  # one per process and options
 
 
-class ObjectStoreError(OSError):
-    """A request to object storage failed; the message names the object and the reason."""
-
-
 def boto3_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("boto3") is not None
+    return installed("boto3")
 
 
 def client(options: StorageOptions) -> Any:
@@ -121,51 +111,19 @@ def credentials_problem(options: StorageOptions) -> str | None:
     return NO_CREDENTIALS if found is None else None
 
 
-@dataclass(frozen=True)
-class S3Path:
-    """An object (or a prefix) ``s3://bucket/key``, with the part of ``Path``'s interface the
-    runner uses."""
+class S3Path(ObjectPath):
+    """An object (or a prefix) ``s3://bucket/key``: its requests through boto3, its reads
+    through ``pyarrow.fs`` like the inputs'."""
 
-    bucket: str
-    key: str = ""
-    #: the job's ``[storage]`` settings its requests go with (not part of its identity)
-    options: StorageOptions = field(default=StorageOptions(), compare=False)
+    scheme = "s3"
+    extra = "s3"
+    arrow_reads = True
+    client_module = "boto3"
+    missing = BOTO3_MISSING
 
     @classmethod
-    def parse(cls, uri: str, options: StorageOptions | None = None) -> S3Path:
-        scheme, _, rest = uri.partition("://")
-        if scheme != "s3":
-            raise ValueError(f"not an s3:// URI: {uri}")
-        bucket, _, key = rest.partition("/")
-        return cls(bucket, key.strip("/"), options or StorageOptions())
-
-    def __str__(self) -> str:
-        return f"s3://{self.bucket}/{self.key}"
-
-    def __truediv__(self, other: str | os.PathLike[str]) -> S3Path:
-        tail = str(other).strip("/")
-        return S3Path(self.bucket, f"{self.key}/{tail}" if self.key else tail, self.options)
-
-    @property
-    def name(self) -> str:
-        return self.key.rsplit("/", 1)[-1]
-
-    @property
-    def parent(self) -> S3Path:
-        return S3Path(self.bucket, self.key.rpartition("/")[0], self.options)
-
-    def with_name(self, name: str) -> S3Path:
-        return self.parent / name
-
-    def relative_to(self, other: S3Path) -> PurePosixPath:
-        if self.bucket != other.bucket or not self.key.startswith(other.key + "/"):
-            raise ValueError(f"{self} is not under {other}")
-        return PurePosixPath(self.key[len(other.key) + 1 :])
-
-    def as_posix(self) -> str:
-        return str(self)
-
-    # -- reading ----------------------------------------------------------------------------
+    def credentials_problem(cls, options: StorageOptions) -> str | None:
+        return credentials_problem(options)
 
     def head(self) -> dict[str, Any] | None:
         """The object's HEAD response (None if there is none)."""
@@ -176,33 +134,37 @@ class S3Path:
                 return None
             raise request_failed(str(self), "read the size of", exc) from exc
 
-    def exists(self) -> bool:
-        """An object of this name, or any object under it as a prefix (a "directory")."""
-        return self.head() is not None or self.is_dir()
+    def meta(self) -> ObjectMeta | None:
+        found = self.head()
+        if found is None:
+            return None
+        size, etag = int(found["ContentLength"]), str(found["ETag"])
+        return ObjectMeta(size, etag, found.get("LastModified"))
 
-    def is_dir(self) -> bool:
-        return next(iter(self._keys(limit=1)), None) is not None
+    def read_range(self, start: int, end: int) -> bytes:
+        with self.open_input() as f:
+            f.seek(start)
+            return f.read(end - start)
 
     def read_bytes(self) -> bytes:
         fs, path = filesystem(str(self), self.options)
         with fs.open_input_stream(path) as f:
             return f.read()
 
-    def read_text(self, encoding: str = "utf-8", errors: str = "strict") -> str:
-        return self.read_bytes().decode(encoding, errors)
-
     def open_input(self) -> Any:
         """A seekable Arrow file over the object (for pyarrow.parquet)."""
         fs, path = filesystem(str(self), self.options)
         return fs.open_input_file(path)
 
-    def _keys(self, limit: int = 0) -> Iterator[str]:
+    def keys(self, limit: int = 0) -> Iterator[tuple[str, int, int]]:
         prefix = self.key + "/" if self.key else ""
         pages = client(self.options).get_paginator("list_objects_v2")
         try:
             for page in pages.paginate(Bucket=self.bucket, Prefix=prefix):
                 for entry in page.get("Contents", []):
-                    yield entry["Key"]
+                    modified = entry.get("LastModified")
+                    mtime = int(modified.timestamp() * 1e9) if modified else 0
+                    yield entry["Key"], int(entry.get("Size", 0)), mtime
                     limit -= 1
                     if limit == 0:
                         return
@@ -211,31 +173,52 @@ class S3Path:
                 raise request_failed(str(self), "list", exc) from exc
             raise
 
-    def rglob(self, pattern: str) -> Iterator[S3Path]:
-        for key in self._keys():
-            if fnmatch.fnmatchcase(key.rsplit("/", 1)[-1], pattern):
-                yield S3Path(self.bucket, key, self.options)
-
-    def glob(self, pattern: str) -> Iterator[S3Path]:
-        depth = self.key.count("/") + 1 if self.key else 0
-        for found in self.rglob(pattern):
-            if found.key.count("/") == depth:
-                yield found
-
-    # -- writing ----------------------------------------------------------------------------
-
-    def mkdir(self, parents: bool = False, exist_ok: bool = False) -> None:
-        """Object storage has no directories: nothing to do."""
-
     def write_bytes(self, data: bytes) -> None:
-        """Put the object in one PUT (atomic: readers see the old object or the new one)."""
         try:
             client(self.options).put_object(Bucket=self.bucket, Key=self.key, Body=data)
         except Exception as exc:
             raise request_failed(str(self), "write", exc) from exc
 
-    def write_text(self, text: str, encoding: str = "utf-8") -> None:
-        self.write_bytes(text.encode(encoding))
+    def put_if(self, data: bytes, version: str | None) -> str | None:
+        condition = {"IfNoneMatch": "*"} if version is None else {"IfMatch": version}
+        try:
+            found = client(self.options).put_object(
+                Bucket=self.bucket, Key=self.key, Body=data, **condition
+            )
+        except Exception as exc:
+            if error_code(exc) in CONFLICT:
+                return None
+            raise request_failed(str(self), "write", exc) from exc
+        return str(found["ETag"])
+
+    def read_versioned(self) -> tuple[bytes, str, float] | None:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            found = client(self.options).get_object(Bucket=self.bucket, Key=self.key)
+            data = found["Body"].read()
+        except Exception as exc:
+            if error_code(exc) in ("NoSuchKey", "404"):
+                return None
+            raise request_failed(str(self), "read", exc) from exc
+        modified = found["LastModified"]
+        try:  # the age by the server's clock: no skew between hosts
+            now = parsedate_to_datetime(found["ResponseMetadata"]["HTTPHeaders"]["date"])
+            age = (now - modified).total_seconds()
+        except (KeyError, TypeError, ValueError):
+            age = time.time() - modified.timestamp()
+        return data, str(found["ETag"]), age
+
+    def delete_if(self, version: str) -> None:
+        try:
+            client(self.options).delete_object(Bucket=self.bucket, Key=self.key, IfMatch=version)
+        except Exception as exc:
+            if error_code(exc) in CONFLICT:  # not at that version any more: leave it
+                return
+            # a server without conditional deletes: check, then delete
+            found = self.read_versioned()
+            if found is not None and found[1] == version:
+                self.unlink()
 
     def unlink(self, missing_ok: bool = False) -> None:
         # S3 answers a delete of a missing key with success: missing_ok holds either way.
@@ -244,20 +227,17 @@ class S3Path:
         except Exception as exc:
             raise request_failed(str(self), "delete", exc) from exc
 
+    def upload(self, tmp: str | os.PathLike[str], beat: Callable[[], None] | None = None) -> None:
+        upload(tmp, self, beat)
 
-def stat_of(location: S3Path) -> dict[str, Any] | None:
-    """An object's size and ETag (None if it does not exist): what a record remembers."""
-    found = location.head()
-    if found is None:
-        return None
-    return {"size": int(found["ContentLength"]), "etag": str(found["ETag"])}
+    def abort_incomplete(self, keys: set[str] | None = None) -> int:
+        if keys is None:
+            return _abort(self, self.key + "/" if self.key else "", None)
+        return _abort(self, self.key.removesuffix(".idx"), keys)
 
 
-def local_tmp_dir(output: S3Path) -> Path:
-    """Where the temporary files of an S3 output are written (one directory per output, on
-    this machine: the lock holder clears it at start and end)."""
-    name = xxhash.xxh3_128_hexdigest(str(output).encode())[:16]
-    return Path(tempfile.gettempdir()) / f"batchtok-{name}"
+#: the error codes of a conditional request whose condition did not hold
+CONFLICT = ("PreconditionFailed", "412", "ConditionalRequestConflict", "409")
 
 
 def upload(
@@ -280,8 +260,7 @@ def upload(
         raise
     except Exception as exc:  # botocore's errors, a connection lost: name the object
         raise request_failed(str(dest), "upload", exc) from exc
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(tmp)
+    remove_local(tmp)
 
 
 def _multipart(
@@ -322,12 +301,6 @@ def upload_part(s3: Any, dest: S3Path, upload_id: str, number: int, chunk: bytes
     return found["ETag"]
 
 
-def abort_uploads(prefix: S3Path) -> int:
-    """Abort every incomplete multipart upload under the prefix ``prefix`` (left by a killed
-    worker or run); how many."""
-    return _abort(prefix, prefix.key + "/" if prefix.key else "", None)
-
-
 def _abort(where: S3Path, prefix: str, keys: set[str] | None) -> int:
     bucket = where.bucket
     s3 = client(where.options)
@@ -347,27 +320,3 @@ def _abort(where: S3Path, prefix: str, keys: set[str] | None) -> int:
             f"s3://{bucket}/{prefix}", "abort the incomplete uploads of", exc
         ) from exc
     return aborted
-
-
-def set_publisher(
-    options: StorageOptions, beat: Callable[[], None] | None = None
-) -> Callable[[Sequence[tuple[str, str]]], None]:
-    """How a trainer format's file set goes to S3 (with ``options``), in the order of
-    :func:`batchtok.formats.files.publish`: an older primary object deleted first, the others
-    uploaded one by one, the primary one last."""
-
-    def publish(staged: Sequence[tuple[str, str]]) -> None:
-        S3Path.parse(staged[-1][1], options).unlink(missing_ok=True)
-        for tmp, dest in staged:
-            upload(tmp, S3Path.parse(dest, options), beat)
-
-    return publish
-
-
-def abort_uploads_of(target: S3Path) -> int:
-    """Abort the incomplete uploads of the file ``target`` (for a trainer format, of every
-    file of its set) that a killed worker left; how many."""
-    stem = target.key.removesuffix(".idx")
-    keys = {target.key, stem + ".bin", stem + ".batchtok.json"}
-    keys |= {target.key + suffix for suffix in (".index", ".metadata", ".batchtok.json")}
-    return _abort(target, stem, keys)

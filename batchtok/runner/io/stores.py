@@ -25,11 +25,14 @@ from typing import Any, ClassVar
 
 from batchtok.formats.access import FileAccess
 
-from . import s3
+from . import arrow_fs, objects
 from .arrow_fs import StorageOptions, is_uri
+from .azure import AzurePath
+from .gcs import GCSPath
+from .objects import ObjectPath
 from .s3 import S3Path
 
-OutPath = Path | S3Path
+OutPath = Path | ObjectPath
 
 
 class Store:
@@ -179,78 +182,94 @@ class _Local(Store):
         return Path(state_dir) / "tmp"  # beside the outputs: a rename stays on one file system
 
 
-class _S3(Store):
-    scheme = "s3"
+class _Objects(Store):
+    """A store of objects (S3, GCS, Azure): its requests are its path class's."""
+
     renames = False
 
+    def __init__(self, path_class: type[ObjectPath]) -> None:
+        self.path_class = path_class
+        self.scheme = path_class.scheme  # type: ignore[misc]
+
     def path(self, text: str, options: StorageOptions) -> OutPath:
-        return S3Path.parse(text, options)
+        return self.path_class.parse(text, options)
 
     def replace(
         self, tmp: str | os.PathLike[str], dest: OutPath, beat: Callable[[], None] | None = None
     ) -> None:
-        s3.upload(tmp, _object(dest), beat)
+        self._object(dest).upload(tmp, beat)
 
     def write_whole(
         self, target: OutPath, data: bytes, tmp: OutPath | None = None, durable: bool = False
     ) -> None:
-        _object(target).write_bytes(data)  # one PUT: atomic and durable
+        self._object(target).write_bytes(data)  # one request: atomic and durable
 
     def stat(self, location: OutPath) -> dict[str, Any] | None:
-        return s3.stat_of(_object(location))
+        return objects.stat_of(self._object(location))
 
     def present(self, location: OutPath) -> bool:
-        return _object(location).head() is not None
+        return self._object(location).meta() is not None
 
     def size(self, location: OutPath) -> int:
-        found = _object(location).head()
+        found = self._object(location).meta()
         if found is None:
             raise FileNotFoundError(str(location))
-        return int(found["ContentLength"])
+        return found.size
 
     def open_binary(self, location: OutPath) -> Any:
-        return _object(location).open_input()
+        return self._object(location).open_input()
 
     def readable(self, location: OutPath) -> Any:
-        return _object(location).open_input()
+        return self._object(location).open_input()
 
     def tmp_dir(self, output_dir: OutPath, state_dir: OutPath) -> Path:
-        return s3.local_tmp_dir(_object(output_dir))
+        return objects.local_tmp_dir(self._object(output_dir))
 
     def set_publisher(
         self, options: StorageOptions, beat: Callable[[], None] | None = None
     ) -> Callable[[Sequence[tuple[str, str]]], None] | None:
-        return s3.set_publisher(options, beat)
+        return objects.set_publisher(self.path_class, options, beat)
 
     def abort_incomplete(self, output_dir: OutPath) -> int:
-        return s3.abort_uploads(_object(output_dir))
+        return self._object(output_dir).abort_incomplete()
 
     def abort_incomplete_of(self, dest: OutPath) -> int:
-        return s3.abort_uploads_of(_object(dest))
+        target = self._object(dest)
+        return target.abort_incomplete(objects.file_set_keys(target)[1])
 
     def unavailable(self) -> str | None:
-        return None if s3.boto3_available() else s3.BOTO3_MISSING
+        return self.path_class.unavailable()
 
     def credentials_problem(self, options: StorageOptions) -> str | None:
-        return s3.credentials_problem(options)
+        return self.path_class.credentials_problem(options)
 
-
-def _object(location: Any) -> S3Path:
-    # an object's path carries the options its requests go with: one rebuilt from a string
-    # here would go without them (to AWS, not the job's endpoint), so none is
-    if not isinstance(location, S3Path):
-        raise TypeError(f"{location!r}: an object's location must be given as its S3Path")
-    return location
+    def _object(self, location: Any) -> ObjectPath:
+        # an object's path carries the options its requests go with: one rebuilt from a
+        # string here would go without them (to the cloud, not the job's endpoint), so none is
+        if not isinstance(location, self.path_class):
+            named = self.path_class.__name__
+            raise TypeError(f"{location!r}: an object's location must be given as its {named}")
+        return location
 
 
 #: Every store outputs can be written to, by URI scheme ("": a local path).
-STORES: dict[str, Store] = {store.scheme: store for store in (_Local(), _S3())}
+STORES: dict[str, Store] = {
+    store.scheme: store
+    for store in (_Local(), _Objects(S3Path), _Objects(GCSPath), _Objects(AzurePath))
+}
+
+
+arrow_fs.OWN_READERS.update(
+    (s.scheme, s.path_class)
+    for s in STORES.values()
+    if isinstance(s, _Objects) and not s.path_class.arrow_reads
+)
 
 
 def scheme_of(location: str | os.PathLike[str] | OutPath) -> str:
     """The URI scheme of ``location`` ("" for a local path)."""
-    if isinstance(location, S3Path):
-        return _S3.scheme
+    if isinstance(location, ObjectPath):
+        return location.scheme
     text = os.fspath(location)
     return text.partition("://")[0] if is_uri(text) else ""
 
@@ -283,14 +302,14 @@ def as_path(
 ) -> OutPath:
     """``location`` as its store names it: a local Path, or an object path whose requests go
     with ``options`` (the job's ``[storage]``); a path given is returned as it is."""
-    if isinstance(location, S3Path):
+    if isinstance(location, ObjectPath):
         return location
     return store_of(location).path(os.fspath(location), options or StorageOptions())
 
 
 def options_of(location: Any) -> StorageOptions | None:
     """The options an object path's requests go with (None for a local path or a string)."""
-    return location.options if isinstance(location, S3Path) else None
+    return location.options if isinstance(location, ObjectPath) else None
 
 
 def readable(
