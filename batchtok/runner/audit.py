@@ -55,6 +55,7 @@ from . import exit_codes as codes
 from .errors import OracleMissing, RunnerError
 from .exec.encode import Encoder, TokenizerFacts, applied_truncation, described_options, eos_id
 from .exec.worker import EncodeSettings, encode_settings, read_batches, texts_and_bad_rows
+from .inputs.arrow_ipc import is_arrow, read_column
 from .inputs.files import InputFile, open_source
 from .inputs.jsonl import is_jsonl, jsonl_compression, open_stream, read_rows
 from .io import stores
@@ -554,7 +555,15 @@ def input_rows(
             row = starts[first]
             blocks = f.blocks[first:end] if f.jsonl else ()
             for batch, known in read_batches(
-                raw, settings, (first, end), blocks, f.compression, (), BATCH_ROWS
+                raw,
+                settings,
+                (first, end),
+                blocks,
+                f.compression,
+                (),
+                BATCH_ROWS,
+                arrow=f.arrow,
+                batches=f.batches[first:end],
             ):
                 texts, pairs, bad = texts_and_bad_rows(batch, settings, known)
                 for i, text in enumerate(texts):
@@ -945,10 +954,12 @@ def audit_job(job: Job, sample: int = AUDIT_SAMPLE, seed: int = AUDIT_SEED) -> A
 
 def read_texts(path: str, column: str) -> list[str | None]:
     """The texts of a file: each line of a text file (without its line break), or the
-    ``column`` of a Parquet or JSON Lines file (None for a null or unreadable row)."""
+    ``column`` of a Parquet, JSON Lines or Arrow file (None for a null or unreadable row)."""
     if path.endswith(".parquet"):
         table = pq.read_table(path, columns=[column])
         return table.column(0).to_pylist()
+    if is_arrow(path):
+        return read_column(path, column)
     if is_jsonl(path):
         codec = jsonl_compression(path)
         schema = pa.schema([pa.field(column, pa.string())])
@@ -987,7 +998,7 @@ def audit_texts(
     chosen = draw_sample([Stratum(p, 0, len(t)) for p, t in texts.items()], sample, seed)
     for path in paths:
         rows = chosen.get(path, [])
-        by_line = not path.endswith(".parquet") and not is_jsonl(path)
+        by_line = not path.endswith(".parquet") and not is_jsonl(path) and not is_arrow(path)
         audit = FileAudit(path, path, "text", "line number" if by_line else "row number")
         audit.rows = rows
         report.files.append(audit)

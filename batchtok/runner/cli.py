@@ -378,7 +378,7 @@ class _AuditModes(click.Command):
     "tokenizer_path",
     type=click.Path(exists=True, dir_okay=False),
     help="Audit this tokenizer.json on the texts of FILE... (no job): each line of a text "
-    "file, or --column of a .parquet / .jsonl file.",
+    "file, or --column of a .parquet / .jsonl / .arrow file.",
 )
 @click.option(
     "--sample",
@@ -399,7 +399,7 @@ class _AuditModes(click.Command):
     "--column",
     default="text",
     show_default=True,
-    help="With -t: the text column of .parquet / .jsonl files.",
+    help="With -t: the text column of .parquet / .jsonl / .arrow files.",
 )
 @special_token_options(when="With -t: ")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")

@@ -48,7 +48,7 @@ from .exec.worker import (
     encode_settings,
 )
 from .exit_codes import EXIT_FAILURE, EXIT_OK, EXIT_OK_WITH_BAD_ROWS
-from .inputs.files import InputFile, jsonl_memo
+from .inputs.files import InputFile, arrow_memo, jsonl_memo
 from .io.lock import run_lock
 from .io.stores import as_path, store_of
 from .job import Job
@@ -454,8 +454,9 @@ class _Run:
             hashes = event.payload.row_groups
             record = self.records.load(f.rel)
             blocks = jsonl_memo(self.job, f) if f.jsonl else None
+            batches = arrow_memo(self.job, f) if f.arrow else None
             spec = hash_spec(self.job, f)
-            remember_hashes(record, f.path, f.stat_key(), spec, hashes, blocks)
+            remember_hashes(record, f.path, f.stat_key(), spec, hashes, blocks, batches)
             self.records.save(f.rel, record)
             self._resolve(f, hashes, record)
             self.progress.shards_done += 1

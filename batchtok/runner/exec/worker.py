@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from ..job import Job
 
 from ..errors import BadRowError, CorruptFileError, InputChangedError
-from ..inputs import text_arrays
+from ..inputs import arrow_ipc, text_arrays
+from ..inputs.arrow_ipc import Batch, hash_batches, is_arrow
 from ..inputs.jsonl import Block, block_bytes_of, open_stream, read_rows
 from ..io import stores
 from ..io.arrow_fs import StorageOptions, is_uri, open_input
@@ -229,7 +230,7 @@ class HashTask:
     rel: str
     path: str
     text_columns: tuple[str, ...]  # the text column, and the pair column if any
-    keep_leaves: tuple[int, ...]
+    keep_leaves: tuple[int, ...]  # Parquet leaf columns (an Arrow input's fields) kept
     text_bytes: int  # estimate, for progress
     stat: dict[str, int]  # of the file when planned
     blocks: tuple[Block, ...] = ()  # a JSON Lines file's: each is hashed by its bytes
@@ -251,6 +252,8 @@ def hash_file(task: HashTask, report: Report, ctx: WorkerContext) -> HashResult:
             for block in task.blocks:
                 hashes.append(_hash_block(source, block, task.path))
                 ctx.beat()
+        elif is_arrow(task.path):  # by record batch, as planning cut it
+            hashes = hash_batches(source, task.text_columns, task.keep_leaves, alive=ctx.beat)
         else:
             hashes = hash_row_groups(source, task.text_columns, task.keep_leaves, alive=ctx.beat)
     report(ShardStats(text_bytes=task.text_bytes))
@@ -293,6 +296,8 @@ class ShardTask:
     record_file: str = ""  # a part's: where its content hash and bad rows are recorded
     blocks: tuple[Block, ...] = ()  # a JSON Lines input's blocks in this shard
     compression: str | None = None  # of a JSON Lines input
+    arrow: str = ""  # an Arrow input's IPC format (arrow_ipc.FILE or STREAM)
+    batches: tuple[Batch, ...] = ()  # an Arrow input's record batches in this shard
 
     @property
     def label(self) -> str:
@@ -461,7 +466,15 @@ def _batches(
 ) -> Iterator[tuple[pa.RecordBatch, dict[int, str]]]:
     """The shard's rows in batches of at most ``task.batch_rows`` (see :func:`read_batches`)."""
     return read_batches(
-        source, settings, task.row_groups, task.blocks, task.compression, task.keep, task.batch_rows
+        source,
+        settings,
+        task.row_groups,
+        task.blocks,
+        task.compression,
+        task.keep,
+        task.batch_rows,
+        arrow=task.arrow,
+        batches=task.batches,
     )
 
 
@@ -473,11 +486,15 @@ def read_batches(
     compression: str | None,
     keep: tuple[str, ...],
     batch_rows: int,
+    *,
+    arrow: str = "",
+    batches: tuple[Batch, ...] = (),
 ) -> Iterator[tuple[pa.RecordBatch, dict[int, str]]]:
-    """The rows of an open input (row groups ``[first, end)`` of a Parquet file, or the
-    ``blocks`` of a JSON Lines file) in batches of at most ``batch_rows``, with the text (and
-    pair) column and the ``keep`` columns; each batch with {row in the batch: why it is bad}
-    for rows the reading already found bad (a broken JSON line)."""
+    """The rows of an open input (row groups ``[first, end)`` of a Parquet file, the
+    ``blocks`` of a JSON Lines file, or record batches ``[first, end)`` of an Arrow file in
+    IPC format ``arrow``, ``batches`` as planned) in batches of at most ``batch_rows``, with
+    the text (and pair) column and the ``keep`` columns; each batch with {row in the batch:
+    why it is bad} for rows the reading already found bad (a broken JSON line)."""
     if blocks:
         texts = [settings.text_column] + ([settings.pair_column] if settings.pair_column else [])
         fields = tuple(dict.fromkeys(texts + list(keep)))
@@ -490,8 +507,13 @@ def read_batches(
                 stream = open_stream(source, compression)
             yield from read_rows(stream, block.first_line, fields, len(texts), batch_rows, schema)
         return
-    pf = text_arrays.open_parquet(source, buffer_size=1 << 20)
     wanted = set(keep) | {settings.text_column, settings.pair_column}
+    if arrow:
+        wanted.discard(None)
+        for batch in arrow_ipc.read_batches(source, arrow, row_groups, batches, wanted, batch_rows):
+            yield batch, {}
+        return
+    pf = text_arrays.open_parquet(source, buffer_size=1 << 20)
     columns = [n for n in pf.schema_arrow.names if n in wanted]
     first, end = row_groups
     for batch in pf.iter_batches(
@@ -697,7 +719,7 @@ def _assemble_derived(task: AssembleTask, ctx: WorkerContext) -> JoinResult:
         task.provenance,
         pack_length=task.pack_length,
         keep_last=task.pack_keep_last,
-        # to S3: uploaded in the same order as renamed on disk, the primary file last
+        # to object storage: uploaded in the order renamed on disk, the primary file last
         publisher=stores.store_of(task.dest).set_publisher(ctx.settings.storage, ctx.upload_beat),
     )
     ctx.guard()

@@ -3,7 +3,8 @@
 **Which names are inputs.** A directory, an object-store prefix, or a glob whose last part does
 not spell out an extension (``data/*``, ``**``) gives, below it, the files whose name ends,
 in any case, in ``.parquet``, ``.jsonl`` or ``.ndjson`` (the last two plain, ``.gz`` or
-``.zst``). Case does not matter because tools that write data sets differ on it
+``.zst``), or ``.arrow``, ``.arrows`` or ``.feather`` (Arrow IPC). Case does not matter because
+tools that write data sets differ on it
 (``PART-0.PARQUET``): a file silently left out is lost data, while a file taken in is still
 checked when it is read. ``.json`` is not picked there: data directories hold ``.json``
 metadata (``dataset_info.json``, ``state.json``, ``MANIFEST.json``, another job's
@@ -11,6 +12,13 @@ metadata (``dataset_info.json``, ``state.json``, ``MANIFEST.json``, another job'
 input when a path names it, or a glob names the extension (``*.json``, ``*.json.gz``); a glob
 naming any extension (``*.pq``) takes each of its matches. A batchtok sidecar is never an
 input, and those metadata names come from a glob only when it spells the name out.
+
+**Hugging Face ``datasets`` directories.** A directory found in a walk (a directory input, or
+below one; an object-store prefix likewise) whose ``state.json`` is a ``datasets`` state
+(``Dataset.save_to_disk``'s, with its ``_data_files`` list) gives exactly the files that list
+names, in its order, and nothing else of that directory (a warning counts the Arrow files left
+out). Inputs are otherwise ordered by name; a directory's listed files keep their list's
+order, before the rest of that directory. A glob takes the files it matches as files.
 
 **Symbolic links.** A walk (a directory input, a glob) follows a link to a directory once: each
 directory is entered by its real path at most once, the real tree before any link, so a link
@@ -35,11 +43,13 @@ from pathlib import Path
 from batchtok.formats.files import SIDECAR
 
 from ..errors import JobError, Problem
-from ..io.arrow_fs import is_uri, list_files
+from ..io.arrow_fs import is_uri, list_files, open_input
 from ..io.names import escaped
 from ..io.stores import store_of
 from ..job import Job
-from .jsonl import PLAIN_SUFFIXES, jsonl_compression, output_name
+from . import arrow_ipc, jsonl
+from .arrow_ipc import STATE_FILE, dataset_files, is_arrow
+from .jsonl import PLAIN_SUFFIXES, jsonl_compression
 
 MAX_LISTED = 20  # problems listed per key before "... and N more"
 METADATA_NAMES = frozenset({"dataset_info.json", "state.json", "manifest.json"})
@@ -72,11 +82,88 @@ def is_sidecar(name: str) -> bool:
 
 def picked_by_extension(name: str) -> bool:
     """Whether a file found in a directory, a prefix or a glob not naming an extension is an
-    input: ``*.parquet``, and JSON Lines by ``.jsonl``/``.ndjson`` (any case, maybe ``.gz`` or
-    ``.zst``); never ``.json`` (see the module's docstring)."""
-    if name.lower().endswith(".parquet"):
+    input: ``*.parquet``, JSON Lines by ``.jsonl``/``.ndjson`` (any case, maybe ``.gz`` or
+    ``.zst``), Arrow by ``.arrow``/``.arrows``/``.feather``; never ``.json`` (see the module's
+    docstring)."""
+    if name.lower().endswith(".parquet") or is_arrow(name):
         return True
     return _plain_suffix(name) in (".jsonl", ".ndjson")
+
+
+def output_name(rel: str) -> str:
+    """The output's name for an input's: a JSON Lines or Arrow input's gets ``.parquet``
+    (``a/b.jsonl.gz``, ``a/b.arrow`` -> ``a/b.parquet``), a Parquet input's is its own."""
+    return arrow_ipc.output_name(rel) if is_arrow(rel) else jsonl.output_name(rel)
+
+
+Match = tuple[str, str, bool]  # (path or URI, name relative to its walk's top, through a link)
+
+
+def taken_as_datasets(
+    job: Job,
+    files: list[Match],
+    read: Callable[[str], bytes],
+    problems: list[Problem],
+    warnings: list[str],
+) -> tuple[list[Match], dict[str, str]]:
+    """Of every file a walk found (``files``), the inputs: in a directory whose ``state.json``
+    is a ``datasets`` state, the files it lists; elsewhere those :func:`picked_by_extension`.
+    And, by name, where each listed file sorts (its directory, then its place in the list).
+    ``read``: a file's bytes."""
+    states: dict[str, str] = {}  # directory (relative) -> its state.json
+    for path, rel, _link in files:
+        folder, _, name = rel.rpartition("/")
+        if name == STATE_FILE:
+            states[folder] = path
+    listed: dict[str, list[str]] = {}
+    for folder, path in states.items():
+        try:
+            names = dataset_files(read(path))
+        except OSError:
+            continue  # unreadable: not taken as a datasets directory, its files by extension
+        except ValueError as exc:
+            problems.append(job.problem("input.paths", f"{escaped(path)}: {exc}"))
+            continue
+        if names is not None:
+            listed[folder] = names
+    members = {f"{d}/{n}" if d else n for d, names in listed.items() for n in names}
+    kept = [
+        m
+        for m in files
+        if m[1] not in members
+        and m[1].rpartition("/")[0] not in listed
+        and picked_by_extension(m[1].rpartition("/")[2])
+    ]
+    by_rel = {m[1]: m for m in files}
+    order: dict[str, str] = {}
+    for folder, names in listed.items():
+        base = states[folder][: -len(STATE_FILE)]
+        for k, name in enumerate(names):
+            rel = f"{folder}/{name}" if folder else name
+            if rel not in by_rel:
+                problems.append(
+                    job.problem(
+                        "input.paths",
+                        f"{escaped(states[folder])} lists {escaped(name)}, which is not there",
+                    )
+                )
+                continue
+            kept.append(by_rel[rel])
+            # before the rest of its directory (no name holds a NUL), in the list's order
+            order[rel] = f"{folder}/\0{k:012d}" if folder else f"\0{k:012d}"
+        left = [
+            m[1]
+            for m in files
+            if m[1].rpartition("/")[0] == folder
+            and m[1] not in members
+            and is_arrow(m[1].rpartition("/")[2])
+        ]
+        if left:
+            warnings.append(
+                f"{escaped(base)} is a datasets directory: its {len(left)} Arrow files its "
+                f"{STATE_FILE} does not list are left out (e.g. {escaped(left[0])})"
+            )
+    return kept, order
 
 
 def _names_extension(pattern: str) -> bool:
@@ -202,53 +289,63 @@ def _inside(path: str, directory: str) -> bool:
     return _below(os.path.realpath(path), os.path.realpath(directory))
 
 
-def _local_matches(pattern: str, out_dir: str) -> tuple[list[tuple[str, str, bool]], str]:
-    """(path, output-relative name, reached through a link) of a local directory's or glob's
-    files, and the warning if there are none."""
-    if glob.has_magic(pattern):
-        base, pat = _glob_base(pattern), _glob_parts(pattern)
-        named = _names_extension(pattern)
-        literal = not glob.has_magic(pat[-1])  # the file's name spelled out (in/*/state.json)
-        found = [
-            (path, "/".join(parts), link)
-            for path, parts, link in walk(base, lambda p: _may_hold_match(p, pat), (out_dir,))
-            if _matches(parts, pat)
-            and not is_sidecar(parts[-1])
-            and (
-                picked_by_extension(parts[-1]) or (named and (literal or not _metadata(parts[-1])))
-            )
-        ]
-        return found, "" if found else f"{escaped(pattern)} matches no input file"
+def _glob_matches(pattern: str, out_dir: str) -> tuple[list[Match], str]:
+    """(path, output-relative name, reached through a link) of a local glob's files, and the
+    warning if there are none."""
+    base, pat = _glob_base(pattern), _glob_parts(pattern)
+    named = _names_extension(pattern)
+    literal = not glob.has_magic(pat[-1])  # the file's name spelled out (in/*/state.json)
     found = [
         (path, "/".join(parts), link)
-        for path, parts, link in walk(pattern, skip=(out_dir,))
-        if picked_by_extension(parts[-1])
+        for path, parts, link in walk(base, lambda p: _may_hold_match(p, pat), (out_dir,))
+        if _matches(parts, pat)
+        and not is_sidecar(parts[-1])
+        and (picked_by_extension(parts[-1]) or (named and (literal or not _metadata(parts[-1]))))
     ]
-    shown = escaped(pattern)
-    return found, "" if found else f"directory {shown} holds no *.parquet or JSON Lines file"
+    return found, "" if found else f"{escaped(pattern)} matches no input file"
+
+
+def _read_local(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+NO_INPUT = "no *.parquet, JSON Lines or Arrow (*.arrow, *.arrows, *.feather)"
 
 
 def _entry(
     job: Job, i: int, pattern: str, problems: list[Problem], warnings: list[str]
-) -> tuple[list[tuple[str, str, bool]], bool] | None:
-    """The files one ``input.paths`` entry gives (see :func:`_local_matches`) and whether it
-    names one file (taken whatever its extension); None with the problem appended."""
+) -> tuple[list[Match], bool, dict[str, str]] | None:
+    """The files one ``input.paths`` entry gives, whether it names one file (taken whatever
+    its extension), and where the files of ``datasets`` directories sort (see
+    :func:`taken_as_datasets`); None with the problem appended."""
     key = f"input.paths[{i}]"
     out_dir = str(job.output_dir)
     if is_uri(pattern):
         try:
             listed = list_files(pattern, job.storage)
-        except OSError as exc:
+        except Exception as exc:  # OSError; an fsspec file system's own (a network failure)
             problems.append(job.problem("input.paths", f"cannot list {pattern}: {exc}"))
             return None
         if listed is None:
             problems.append(job.problem("input.paths", f"no such object or prefix: {pattern}"))
             return None
         objects, named = listed
-        matches = [(u, r, False) for u, r in objects if named or picked_by_extension(r)]
+        if named:
+            return [(u, r, False) for u, r in objects], True, {}
+
+        def read(uri: str) -> bytes:
+            f = open_input(uri, job.storage)
+            try:
+                return f.read()
+            finally:
+                f.close()
+
+        files = [(u, r, False) for u, r in objects]
+        matches, order = taken_as_datasets(job, files, read, problems, warnings)
         if not matches:
-            warnings.append(f"{key}: {pattern} holds no *.parquet or JSON Lines object")
-        return matches, named
+            warnings.append(f"{key}: {pattern} holds {NO_INPUT} object")
+        return matches, False, order
     magic = glob.has_magic(pattern)
     root = _glob_base(pattern) if magic else pattern
     try:
@@ -264,11 +361,17 @@ def _entry(
             )
         )
         return None
-    if magic or (found is not None and stat.S_ISDIR(found.st_mode)):
-        matches, warning = _local_matches(pattern, out_dir)
+    if magic:
+        matches, warning = _glob_matches(pattern, out_dir)
         if warning:
             warnings.append(f"{key}: {warning}")
-        return matches, False
+        return matches, False, {}
+    if found is not None and stat.S_ISDIR(found.st_mode):
+        files = [(p, "/".join(parts), link) for p, parts, link in walk(pattern, skip=(out_dir,))]
+        matches, order = taken_as_datasets(job, files, _read_local, problems, warnings)
+        if not matches:
+            warnings.append(f"{key}: directory {escaped(pattern)} holds {NO_INPUT} file")
+        return matches, False, order
     if found is None or not stat.S_ISREG(found.st_mode):
         problems.append(
             job.problem("input.paths", f"no such file or directory: {escaped(pattern)}")
@@ -288,12 +391,13 @@ def _entry(
             job.problem("input.paths", f"{escaped(pattern)} is inside output.dir ({out_dir})")
         )
         return None
-    return [(pattern, os.path.basename(pattern), False)], True
+    return [(pattern, os.path.basename(pattern), False)], True, {}
 
 
 def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
-    """(absolute path or URI, output-relative name) of every input file, sorted by name, and
-    warnings; :class:`JobError` naming ``input.paths`` if one names nothing usable.
+    """(absolute path or URI, output-relative name) of every input file, sorted by name (a
+    ``datasets`` directory's files in its list's order), and warnings; :class:`JobError`
+    naming ``input.paths`` if one names nothing usable.
 
     What is picked is the module docstring's rule. Globs' matches are named relative to the
     glob's directory part, a directory's files relative to it, a named file by its file name.
@@ -302,6 +406,7 @@ def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
     problems: list[Problem] = []
     warnings: list[str] = []
     found: dict[str, tuple[str, int]] = {}  # output name -> (path, index of the pattern)
+    sort_keys: dict[str, str] = {}  # output name -> where it sorts, if not by itself
     seen: set[str] = set()  # real paths (URIs) taken
     out_real = os.path.realpath(str(job.output_dir))
     to_objects = not store_of(job.output_dir).renames
@@ -309,7 +414,7 @@ def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
         entry = _entry(job, i, pattern, problems, warnings)
         if entry is None:
             continue
-        matches, named = entry
+        matches, named, order = entry
         # A file reached by its direct path wins over the same file through a link.
         for path, rel, _link in sorted(matches, key=lambda m: (m[2], m[1])):
             uri = is_uri(path)
@@ -319,6 +424,7 @@ def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
             if not uri and _below(real, out_real):
                 continue  # an output (a named file there was refused by _entry)
             seen.add(real)
+            sort_key = order.get(rel)
             rel = output_name(rel)
             if to_objects and escaped(rel) != rel:
                 problems.append(
@@ -341,8 +447,11 @@ def expand_inputs(job: Job) -> tuple[list[tuple[str, str]], list[str]]:
                 )
                 continue
             found[rel] = (path if uri else os.path.abspath(path), i)
+            if sort_key is not None:
+                sort_keys[rel] = sort_key
     if not problems and not found:
         problems.append(job.problem("input.paths", "no input file found"))
     if problems:
         raise JobError(capped(problems), str(job.file or ""))
-    return sorted(((p, rel) for rel, (p, _) in found.items()), key=lambda x: x[1]), warnings
+    pairs = [(p, rel) for rel, (p, _) in found.items()]
+    return sorted(pairs, key=lambda x: sort_keys.get(x[1], x[1])), warnings

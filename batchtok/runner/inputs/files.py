@@ -1,5 +1,6 @@
 """Reading what planning needs from the input files' Parquet footers (which files are inputs
-is :mod:`batchtok.runner.inputs.discovery`'s).
+is :mod:`batchtok.runner.inputs.discovery`'s), JSON Lines blocks (:mod:`.jsonl`) and Arrow
+record batches (:mod:`.arrow_ipc`).
 
 Only footers are read here (schemas, row-group sizes): cheap whatever the file size. Every
 problem (a path that matches nothing, an unreadable file, a missing or non-text column, a
@@ -23,7 +24,8 @@ from ..io.arrow_fs import StorageOptions, is_uri, open_input, stat
 from ..io.stores import stat_key
 from ..job import Job
 from ..plan.records import FileRecord, Records
-from . import text_arrays
+from . import arrow_ipc, text_arrays
+from .arrow_ipc import Batch, is_arrow
 from .discovery import capped, expand_inputs
 from .jsonl import Block, is_jsonl, jsonl_compression, scan_blocks
 
@@ -39,7 +41,7 @@ class RowGroup:
 
 @dataclass(frozen=True)
 class InputFile:
-    """One input Parquet file and what its footer says."""
+    """One input file (Parquet, JSON Lines or Arrow) and what planning read of it."""
 
     path: str  # absolute
     rel: str  # its place in the output directory (posix separators)
@@ -57,6 +59,10 @@ class InputFile:
     jsonl: bool = False
     blocks: tuple[Block, ...] = ()
     compression: str | None = None
+    # Arrow IPC: its format (arrow_ipc.FILE or STREAM; "" for another input) and its record
+    # batches (its "row groups")
+    arrow: str = ""
+    batches: tuple[Batch, ...] = ()
 
     @property
     def rows(self) -> int:
@@ -241,9 +247,12 @@ def read_input(
     path: str, rel: str, job: Job, problems: list[Problem], record: FileRecord | None = None
 ) -> InputFile | None:
     """Footer facts of one input, or None with the problems appended. ``record``: the
-    input's record from earlier runs (a JSON Lines file's blocks are remembered there)."""
+    input's record from earlier runs (a JSON Lines file's blocks and an Arrow file's batches
+    are remembered there)."""
     if is_jsonl(path):
         return read_jsonl_input(path, rel, job, problems, record or FileRecord())
+    if is_arrow(path):
+        return read_arrow_input(path, rel, job, problems, record or FileRecord())
     try:
         with open_source(path, job.storage) as (raw, st):
             pf = text_arrays.open_parquet(raw)
@@ -393,6 +402,84 @@ def read_jsonl_input(
     )
 
 
+def arrow_memo(job: Job, f: InputFile) -> dict[str, Any]:
+    """What an input's record keeps of an Arrow input's batches (see
+    :func:`remembered_layout`)."""
+    return {
+        "format": f.arrow,
+        "text_columns": list(text_column_names(job)),
+        "batches": [b.to_json() for b in f.batches],
+    }
+
+
+def text_column_names(job: Job) -> tuple[str, ...]:
+    return (job.text_column,) if job.pair_column is None else (job.text_column, job.pair_column)
+
+
+def remembered_layout(
+    job: Job, record: FileRecord, stat: dict[str, int]
+) -> tuple[str, tuple[Batch, ...]] | None:
+    """The format and batches an earlier run found in an Arrow input, if its stat and the
+    text columns (whose sizes the batches carry) are unchanged (else None: the file is read
+    again)."""
+    memo = record.input
+    if memo is None or memo.stat != stat or not isinstance(memo.arrow, dict):
+        return None
+    found = memo.arrow
+    if found.get("format") not in (arrow_ipc.FILE, arrow_ipc.STREAM):
+        return None
+    if found.get("text_columns") != list(text_column_names(job)):
+        return None
+    batches = arrow_ipc.batches_of(found.get("batches"))
+    return None if batches is None else (found["format"], batches)
+
+
+def read_arrow_input(
+    path: str, rel: str, job: Job, problems: list[Problem], record: FileRecord
+) -> InputFile | None:
+    """An Arrow IPC input's schema and record batches (the schema read again, the batches
+    remembered; or one read of the file, see :func:`.arrow_ipc.scan`), or None with the
+    problems."""
+    try:
+        with open_source(path, job.storage) as (raw, st):
+            remembered = remembered_layout(job, record, st)
+            if remembered is None:
+                layout = arrow_ipc.scan(raw, text_column_names(job), st["size"])
+            else:
+                layout = arrow_ipc.Layout(
+                    remembered[0], arrow_ipc.schema_of(raw, remembered[0]), remembered[1]
+                )
+    except (OSError, pa.ArrowException) as exc:
+        problems.append(
+            job.problem("input.paths", f"cannot read {path} as Arrow IPC: {reason(exc)}")
+        )
+        return None
+    schema = layout.schema
+    problem = _text_column_problem(job, path, schema)
+    if problem is None:
+        keep, problem = _kept_columns(job, path, schema.names)
+    if problem is None:
+        problem = _output_column_clash(job, keep, path)
+    if problem is not None:
+        problems.append(problem)
+        return None
+    names = schema.names
+    texts = text_column_names(job)
+    return InputFile(
+        path=path,
+        rel=rel,
+        **st,
+        row_groups=tuple(RowGroup(b.rows, b.text_bytes, b.total_bytes) for b in layout.batches),
+        schema=schema,
+        keep=keep,
+        text_leaf=names.index(job.text_column),
+        pair_leaf=None if job.pair_column is None else names.index(job.pair_column),
+        keep_leaves=tuple(i for i, name in enumerate(names) if name in keep and name not in texts),
+        arrow=layout.kind,
+        batches=layout.batches,
+    )
+
+
 def _same_file(a: str, b: str) -> bool:
     if is_uri(a) or is_uri(b):
         return a == b
@@ -411,7 +498,8 @@ def resolve_inputs(job: Job, records: Records | None = None) -> tuple[list[Input
                 job.problem("output.dir", f"the output for {path} would overwrite the input")
             )
             continue
-        record = records.load(rel) if records is not None and is_jsonl(path) else None
+        remembers = is_jsonl(path) or is_arrow(path)  # (their blocks or batches)
+        record = records.load(rel) if records is not None and remembers else None
         info = read_input(path, rel, job, problems, record)
         if info is not None:
             files.append(info)

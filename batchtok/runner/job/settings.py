@@ -196,9 +196,11 @@ SETTINGS: tuple[Setting, ...] = (
         "input.paths",
         REQUIRED,
         _string_list,
-        "Inputs: files, directories (every *.parquet, *.jsonl and *.ndjson below, in any case, "
-        "JSON Lines maybe .gz/.zst; hidden and _-prefixed entries skipped; links followed once) "
-        "or globs (** for any depth). A .json file is read when named or globbed as *.json.",
+        "Inputs: files, directories (every *.parquet, *.jsonl, *.ndjson, *.arrow, *.arrows and "
+        "*.feather below, in any case, JSON Lines maybe .gz/.zst; a datasets save_to_disk "
+        "directory gives the files its state.json lists; hidden and _-prefixed entries skipped; "
+        "links followed once) or globs (** for any depth). A .json file is read when named or "
+        "globbed as *.json.",
         path=True,
         field="inputs",
     ),

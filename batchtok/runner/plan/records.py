@@ -46,13 +46,14 @@ def recorded_hashes(value: Any) -> dict[str, str]:
 @dataclass
 class InputMemo:
     """What a record remembers of its input: the stat and hash spec the row-group hashes were
-    computed under, and a JSON Lines input's blocks."""
+    computed under, a JSON Lines input's blocks and an Arrow input's record batches."""
 
     path: str
     stat: Any
     spec: Any
     row_groups: list[Any]
     jsonl: dict[str, Any] | None = None  # {"block_bytes": n, "blocks": [[offset, ...], ...]}
+    arrow: dict[str, Any] | None = None  # {"format": f, "text_columns": [...], "batches": [...]}
 
     @classmethod
     def from_json(cls, data: Any) -> InputMemo | None:
@@ -60,12 +61,14 @@ class InputMemo:
             return None
         row_groups = data.get("row_groups")
         jsonl = data.get("jsonl")
+        arrow = data.get("arrow")
         return cls(
             path=str(data.get("path") or ""),
             stat=data.get("stat"),
             spec=data.get("spec"),
             row_groups=row_groups if isinstance(row_groups, list) else [],
             jsonl=jsonl if isinstance(jsonl, dict) else None,
+            arrow=arrow if isinstance(arrow, dict) else None,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -77,6 +80,8 @@ class InputMemo:
         }
         if self.jsonl is not None:
             doc["jsonl"] = self.jsonl
+        if self.arrow is not None:
+            doc["arrow"] = self.arrow
         return doc
 
     def hashes(self, stat: dict[str, int], spec: dict[str, Any]) -> list[RowGroupHash] | None:
@@ -208,8 +213,11 @@ def remember_hashes(
     hash_spec: dict[str, Any],
     hashes: list[RowGroupHash],
     blocks: dict[str, Any] | None = None,
+    batches: dict[str, Any] | None = None,
 ) -> None:
     """Store an input's row-group hashes in its record, for :func:`memo_hashes`; and a JSON
-    Lines input's blocks (``{"block_bytes": n, "blocks": [...]}``), so that planning the next
-    run does not read the file again while its stat is unchanged."""
-    record.input = InputMemo(path, stat, hash_spec, [h.to_json() for h in hashes], blocks)
+    Lines input's blocks (``{"block_bytes": n, "blocks": [...]}``) or an Arrow input's record
+    batches (``{"format": ..., "batches": [...]}``), so that planning the next run does not
+    read the file again while its stat is unchanged."""
+    found = [h.to_json() for h in hashes]
+    record.input = InputMemo(path, stat, hash_spec, found, blocks, batches)

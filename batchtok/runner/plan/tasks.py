@@ -90,6 +90,8 @@ def shard_task(
         record_file=record_file,
         blocks=f.blocks[shard.row_groups[0] : shard.row_groups[1]],
         compression=f.compression,
+        arrow=f.arrow,
+        batches=f.batches[shard.row_groups[0] : shard.row_groups[1]],
     )
 
 
