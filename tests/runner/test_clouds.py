@@ -24,7 +24,7 @@ from batchtok.runner.io.arrow_fs import StorageOptions
 from batchtok.runner.io.lock import LockHeld, run_lock
 from batchtok.runner.io.stores import as_path
 from tests.support import clouds
-from tests.support.runner import basic_job, invoke, texts, write_parquet
+from tests.support.runner import REPO, basic_job, invoke, texts, write_parquet
 
 pytest.importorskip("google.cloud.storage")
 pytest.importorskip("azure.storage.blob")
@@ -260,3 +260,78 @@ def test_a_run_killed_mid_upload_leaves_nothing_visible_and_resumes(
     assert code == 0, output
     want = (tmp_path / "disk" / "out" / "big.parquet").read_bytes()
     assert cloud.objects(name, "t/")["big.parquet"] == want
+
+
+def _run_cli(args: list[str], environment: dict[str, str]) -> str:
+    """``batchtok ARGS`` in a fresh process from the repository's root, with the standard
+    variables of ``environment`` and no other storage setting."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "AZURE_", "GOOGLE_"))}
+    env.pop("STORAGE_EMULATOR_HOST", None)
+    env.update(environment)
+    done = subprocess.run(
+        [sys.executable, "-m", "batchtok", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[Cloud]:
+    from tests.support.s3 import CREDENTIALS, bucket, moto_server, objects, upload_tree
+
+    with moto_server() as endpoint:
+
+        def upload(local: Path, name: str, prefix: str) -> None:
+            upload_tree(bucket_fs[name], local, f"{name}/{prefix}")
+
+        bucket_fs: dict[str, object] = {}
+
+        def make(name: str) -> None:
+            bucket_fs[name] = bucket(endpoint, name)
+
+        yield Cloud(
+            "s3",
+            make,
+            upload,  # type: ignore[arg-type]
+            lambda name, prefix="": objects(endpoint, name, prefix),
+            {**CREDENTIALS, "AWS_ENDPOINT_URL": endpoint},
+        )
+
+
+@pytest.mark.parametrize("which", ["gs", "az", "s3"])
+def test_the_example_job_in_and_out_of_each_cloud_with_only_its_standard_environment(
+    which: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """``batchtok run jobs/example.toml -i SCHEME://B/in/ -o SCHEME://B/out/`` with only the
+    cloud's standard variable set (and, for S3, moto's test credentials) equals the local
+    run; the inputs hold the example's Parquet file and a datasets save_to_disk directory."""
+    datasets = pytest.importorskip("datasets")
+    cloud: Cloud = request.getfixturevalue({"gs": "gcs", "az": "azure", "s3": "s3"}[which])
+    local = tmp_path / "in"
+    local.mkdir()
+    (local / "sample.parquet").write_bytes((REPO / "configs/samples/sample.parquet").read_bytes())
+    rows = {"text": texts(40, seed=31), "n": list(range(40))}
+    datasets.Dataset.from_dict(rows).save_to_disk(str(local / "ds"), num_shards=2)
+    name = _bucket(cloud, tmp_path)
+    cloud.upload_tree(local, name, "in")
+    _run_cli(["run", "jobs/example.toml", "-i", str(local), "-o", str(tmp_path / "out")], {})
+    remote = ["run", "jobs/example.toml", "-i", f"{which}://{name}/in/", "-o"]
+    _run_cli([*remote, f"{which}://{name}/out/"], cloud.environment)
+
+    def data(files: dict[str, bytes]) -> dict[str, bytes]:  # (the summary says where and when)
+        return {k: v for k, v in _outputs(files).items() if not k.startswith("_batchtok")}
+
+    want = data(_local_outputs(tmp_path / "out"))
+    assert set(want) == {
+        "sample.parquet",
+        "ds/data-00000-of-00002.parquet",
+        "ds/data-00001-of-00002.parquet",
+    }
+    assert data(cloud.objects(name, "out/")) == want
+    again = _run_cli([*remote, f"{which}://{name}/out/"], cloud.environment)
+    assert "nothing to do" in again, again

@@ -12,7 +12,7 @@ caught only by ``--verify``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -26,13 +26,18 @@ class StorageOptions:
     region: str = ""
     anonymous: bool = False
 
-    def with_environment(self, environ: Mapping[str, str] = os.environ) -> StorageOptions:
+    def with_environment(
+        self, schemes: Collection[str] = ("s3",), environ: Mapping[str, str] = os.environ
+    ) -> StorageOptions:
         """These options, an endpoint or region the job leaves empty taken from the standard
         AWS environment (``AWS_ENDPOINT_URL_S3``, else ``AWS_ENDPOINT_URL``, else the
         ``endpoint_url`` of the profile in use, ``AWS_PROFILE``'s or the default one;
         ``AWS_REGION``, else ``AWS_DEFAULT_REGION``), as boto3 and the AWS CLI read it: so
         every request of a run (inputs through pyarrow, outputs and the lock through boto3)
-        goes to one place."""
+        goes to one place. Only for a job naming ``s3://`` locations (``schemes``): GCS's and
+        Azure's clients read their own environment, and an AWS endpoint is not theirs."""
+        if "s3" not in schemes:
+            return self
         endpoint = self.endpoint or environ.get("AWS_ENDPOINT_URL_S3") or ""
         endpoint = endpoint or environ.get("AWS_ENDPOINT_URL") or _profile_endpoint()
         region = self.region or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")

@@ -239,7 +239,8 @@ def _job(job_file: Path | None, resolved: dict[str, Any], sources: dict[str, str
     )
     locations = (*resolved["input.paths"], resolved["tokenizer.path"], resolved["output.dir"])
     if any(map(is_uri, locations)):  # what the keys leave empty, from the AWS environment
-        storage = storage.with_environment()  # (reading a profile imports botocore: 0.15 s)
+        # (reading a profile imports botocore: 0.15 s)
+        storage = storage.with_environment({scheme_of(where) for where in locations})
     values = {s.attribute: resolved[s.key] for s in SETTINGS if not s.key.startswith("storage.")}
     values.update(
         name=resolved["name"] or (job_file.stem if job_file else "job"),
