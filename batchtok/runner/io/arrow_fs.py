@@ -1,7 +1,8 @@
-"""Inputs in object storage (``s3://bucket/prefix/``) or any other ``pyarrow.fs`` URI.
+"""Inputs in object storage (``s3://bucket/prefix/``) or any other ``pyarrow.fs`` or fsspec URI.
 
-An input path with a scheme (``s3://``, ``gs://``, ``hdfs://``...) is read through
-``pyarrow.fs``; a plain path stays a local file. For S3, credentials come from the standard
+An input path with a scheme (``s3://``, ``hdfs://``...) is read through ``pyarrow.fs``, else
+through fsspec (``hf://``, ``memory://``...); ``gs://`` and ``az://`` are read by their stores'
+own clients (:data:`OWN_READERS`); a plain path stays a local file. For S3, credentials come from the standard
 AWS environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``,
 profiles, instance roles) and the job's ``[storage]`` table can set the endpoint (an
 S3-compatible server), the region, or anonymous access. An object's "stat" is its size and

@@ -7,11 +7,13 @@ with the part of its interface the runner uses), publishes a finished temporary 
 atomically, gives the stat a record remembers, says where temporary files go and how a
 trainer's file set is published, cleans what a killed run left, and takes the run's lock. The
 runner asks the store of a location (:func:`store_of`); it never tests which store it is.
-Adding a store is one module beside :mod:`.s3` and one line in :data:`STORES`.
+Adding an object store is one module beside :mod:`.s3`, :mod:`.gcs` and :mod:`.azure` (an
+:class:`~.objects.ObjectPath` with its requests) and one line in :data:`STORES`.
 
-Inputs are read through ``pyarrow.fs`` (:mod:`.arrow_fs`), so they may live under any scheme
-pyarrow knows; outputs need a store here (a job naming another scheme for ``output.dir`` is
-refused when it is read).
+Inputs are read through ``pyarrow.fs`` or fsspec (:mod:`.arrow_fs`), so they may live under any
+scheme either knows, except where a store reads its scheme with its own client (GCS, Azure);
+outputs need a store here (a job naming another scheme for ``output.dir`` is refused when it
+is read).
 """
 
 from __future__ import annotations

@@ -331,9 +331,12 @@ SETTINGS: tuple[Setting, ...] = (
         "storage.endpoint",
         "",
         _name,
-        'For s3:// inputs and outputs: an S3-compatible server ("http://127.0.0.1:9000"); "": '
-        "AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL or the profile's endpoint_url, else AWS. "
-        "Credentials come from the AWS environment variables or profiles.",
+        'The object store\'s endpoint for every object location of the job: for s3://, an '
+        'S3-compatible server ("http://127.0.0.1:9000"); for gs://, the API endpoint; for az://, '
+        'the account URL. "": the cloud\'s standard environment (AWS_ENDPOINT_URL_S3, '
+        "AWS_ENDPOINT_URL or the profile's endpoint_url; STORAGE_EMULATOR_HOST; "
+        "AZURE_STORAGE_CONNECTION_STRING or AZURE_STORAGE_ACCOUNT_NAME), else the cloud's own. "
+        "Credentials come from that environment only.",
     ),
     Setting(
         "storage.region",
@@ -346,7 +349,7 @@ SETTINGS: tuple[Setting, ...] = (
         "storage.anonymous",
         False,
         _boolean,
-        "For s3:// inputs and outputs: unsigned requests (public buckets, or a server "
+        "For object locations: unsigned requests (public buckets or containers, or a server "
         "that takes no credentials).",
     ),
     Setting(
