@@ -1,13 +1,13 @@
-"""Inputs in object storage (``s3://bucket/prefix/``) or any other ``pyarrow.fs`` or fsspec URI.
+"""Inputs in object storage (``s3://bucket/prefix/``), or under any ``pyarrow.fs`` or fsspec URI.
 
 An input path with a scheme (``s3://``, ``hdfs://``...) is read through ``pyarrow.fs``, else
 through fsspec (``hf://``, ``memory://``...); ``gs://`` and ``az://`` are read by their stores'
-own clients (:data:`OWN_READERS`); a plain path stays a local file. For S3, credentials come from the standard
-AWS environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``,
-profiles, instance roles) and the job's ``[storage]`` table can set the endpoint (an
-S3-compatible server), the region, or anonymous access. An object's "stat" is its size and
-modification time: object stores have no inode or ctime, so an overwrite that keeps both is
-caught only by ``--verify``.
+own clients (:data:`OWN_READERS`); a plain path stays a local file. For S3, credentials come
+from the standard AWS environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
+``AWS_SESSION_TOKEN``, profiles, instance roles) and the job's ``[storage]`` table can set the
+endpoint (an S3-compatible server), the region, or anonymous access. An object's "stat" is its
+size and modification time: object stores have no inode or ctime, so an overwrite that keeps
+both is caught only by ``--verify``.
 """
 
 from __future__ import annotations
