@@ -335,3 +335,34 @@ def test_the_example_job_in_and_out_of_each_cloud_with_only_its_standard_environ
     assert data(cloud.objects(name, "out/")) == want
     again = _run_cli([*remote, f"{which}://{name}/out/"], cloud.environment)
     assert "nothing to do" in again, again
+
+
+@pytest.mark.parametrize(
+    ("uri", "says"),
+    [
+        (
+            "gs://bkt/out/",
+            "no Google Cloud credentials were found: set GOOGLE_APPLICATION_CREDENTIALS",
+        ),
+        (
+            "az://cont/out/",
+            "no Azure storage account was named: set AZURE_STORAGE_CONNECTION_STRING",
+        ),
+    ],
+)
+def test_a_cloud_without_credentials_is_refused_before_any_work_naming_what_to_set(
+    uri: str, says: str, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AZURE_", "GOOGLE_"))}
+    env.pop("STORAGE_EMULATOR_HOST", None)
+    env["HOME"] = str(tmp_path)  # no gcloud login of the machine's user
+    done = subprocess.run(
+        [sys.executable, "-m", "batchtok", "run", "jobs/example.toml", "-o", uri],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "output.dir" in done.stderr and says in done.stderr, done.stderr
