@@ -25,16 +25,22 @@ from pathlib import Path
 import pytest
 
 from batchtok.runner.io.lock import current_holder
+from tests.support.ray_runs import (
+    finish,
+    ray_environment,
+    ray_job,
+    ray_run,
+    same_output,
+    write_inputs,
+)
 from tests.support.runner import (
     GPT2,
     REPO,
     invoke,
     kill_worker_on_shard,
     summary,
-    texts,
     visible_files,
     write_job,
-    write_parquet,
 )
 from tests.support.s3 import CREDENTIALS, bucket, incomplete_uploads, moto_server, objects
 
@@ -55,21 +61,6 @@ sys.stdin.read()  # until the test process closes it (or dies)
 ray.shutdown()
 """
 
-# argv: hook as JSON ([name, *args] of tests.support.ray_hooks, or null), then run's arguments
-DRIVER = """
-import json, sys
-hook = json.loads(sys.argv[1])
-if hook:
-    import ray
-    from tests.support import ray_hooks
-    name, *args = hook
-    def setup():
-        getattr(ray_hooks, name)(*args)
-    ray.init(runtime_env={"worker_process_setup_hook": setup}, logging_level="WARNING")
-from batchtok.cli import main
-main(["run", *sys.argv[2:]])
-"""
-
 
 @pytest.fixture(scope="module")
 def ray_cluster(tmp_path_factory) -> Iterator[tuple[subprocess.Popen, dict[str, str]]]:
@@ -77,13 +68,9 @@ def ray_cluster(tmp_path_factory) -> Iterator[tuple[subprocess.Popen, dict[str, 
     home = tmp_path_factory.mktemp("ray_home")
     temp_dir = tempfile.mkdtemp(prefix="btray-")  # short: Ray's socket paths
     env = {
-        **os.environ,
-        "HOME": str(home),  # Ray >= 2.60 writes an auth token under ~/.ray
-        "RAY_AUTH_MODE": "disabled",
-        "PYTHONPATH": str(REPO),
+        **ray_environment(home, temp_dir),
         **CREDENTIALS,  # the actors upload to the module's S3 server
     }
-    env.pop("RAY_ADDRESS", None)
     proc = subprocess.Popen(
         [sys.executable, "-c", CLUSTER, temp_dir],
         cwd=REPO,
@@ -117,55 +104,16 @@ def ray_env(ray_cluster, reference) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> Path:
     """a and b: one shard each; c: several shards (parts, joined at the end)."""
-    root = tmp_path_factory.mktemp("ray_inputs")
-    write_parquet(root / "a.parquet", texts(40, seed=1), row_group_size=40)
-    write_parquet(root / "b.parquet", texts(40, seed=2), row_group_size=40)
-    write_parquet(root / "c.parquet", texts(200, seed=3), row_group_size=20)
-    return root
-
-
-def _job(tmp_path: Path, inputs: Path, name: str) -> Path:
-    return write_job(
-        tmp_path / f"{name}.toml",
-        {
-            "input.paths": [str(inputs)],
-            "tokenizer.path": str(GPT2),
-            "output.dir": str(tmp_path / name),
-            "run.workers": 2,
-            "run.shard_mb": 0.004,
-            "output.row_group_mb": 0.0005,
-        },
-    )
+    return write_inputs(tmp_path_factory.mktemp("ray_inputs"))
 
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory, inputs: Path) -> Path:
     """The local executor's output of the job."""
-    job = _job(tmp_path_factory.mktemp("ray_reference"), inputs, "out")
+    job = ray_job(tmp_path_factory.mktemp("ray_reference"), inputs, "out")
     code, output = invoke("run", job)
     assert code == 0, output
     return job.parent / "out"
-
-
-def _ray_run(env: dict[str, str], job: Path, *args: str, hook: list | None = None, **popen):
-    command = [sys.executable, "-c", DRIVER, json.dumps(hook), str(job), "--executor", "ray"]
-    return subprocess.Popen([*command, *args], cwd=REPO, env=env, text=True, **popen)
-
-
-def _finish(proc: subprocess.Popen) -> tuple[int, str]:
-    _, stderr = proc.communicate(timeout=300)
-    return proc.returncode, stderr
-
-
-def _same_output(out: Path, reference: Path) -> None:
-    """Every visible file byte for byte, and the token statistics of the run summaries."""
-    assert visible_files(out) == visible_files(reference) == ["a.parquet", "b.parquet", "c.parquet"]
-    for name in visible_files(reference):
-        assert (out / name).read_bytes() == (reference / name).read_bytes(), name
-    assert summary(out)["token_stats"] == summary(reference)["token_stats"]
-    tmp = out / ".batchtok" / "tmp"
-    assert not tmp.exists() or list(tmp.iterdir()) == []
-    assert list((out / ".batchtok" / "parts").glob("*")) == []
 
 
 def test_a_ray_run_writes_the_bytes_of_a_local_run_though_an_actor_is_killed(
@@ -173,9 +121,9 @@ def test_a_ray_run_writes_the_bytes_of_a_local_run_though_an_actor_is_killed(
 ) -> None:
     """One check of both (each Ray run costs seconds): the actor writing a shard dies, is
     replaced and the shard retried; the output is still the local run's, byte for byte."""
-    job = _job(tmp_path, inputs, "out")
+    job = ray_job(tmp_path, inputs, "out")
     hook = ["die_once_on_shard", "c.parquet#2", str(tmp_path / "died")]
-    code, stderr = _finish(_ray_run(ray_env, job, hook=hook, stderr=subprocess.PIPE))
+    code, stderr = finish(ray_run(ray_env, job, hook=hook, stderr=subprocess.PIPE))
     assert code == 0, stderr
     assert "(Ray actors)" in stderr
     assert (tmp_path / "died").exists()  # an actor did die
@@ -185,7 +133,7 @@ def test_a_ray_run_writes_the_bytes_of_a_local_run_though_an_actor_is_killed(
     assert report["status"] == "success"
     assert report["job"]["run"]["executor"] == "ray"
     assert report["shards"] == summary(reference)["shards"]
-    _same_output(tmp_path / "out", reference)
+    same_output(tmp_path / "out", reference)
     # nothing to do: no phase starts, so the test process does not connect to Ray
     code, output = invoke("run", job, "--executor", "ray")
     assert code == 0, output
@@ -195,26 +143,26 @@ def test_a_ray_run_writes_the_bytes_of_a_local_run_though_an_actor_is_killed(
 def test_a_run_failed_locally_is_finished_on_ray_redoing_nothing_complete(
     ray_env, inputs, reference, tmp_path, monkeypatch
 ) -> None:
-    job = _job(tmp_path, inputs, "out")
+    job = ray_job(tmp_path, inputs, "out")
     kill_worker_on_shard("c.parquet#2", monkeypatch, os.getpid())
     code, output = invoke("run", job)
     assert code == 1, output
     monkeypatch.undo()
-    code, stderr = _finish(_ray_run(ray_env, job, stderr=subprocess.PIPE))
+    code, stderr = finish(ray_run(ray_env, job, stderr=subprocess.PIPE))
     assert code == 0, stderr
     report = summary(tmp_path / "out")
     assert report["shards"]["done"] == 1  # only the shard that failed
     assert report["shards"]["cached"] == report["shards"]["total"] - 1
-    _same_output(tmp_path / "out", reference)
+    same_output(tmp_path / "out", reference)
 
 
 def test_a_killed_ray_run_is_finished_locally_redoing_nothing_complete(
     ray_env, inputs, reference, tmp_path
 ) -> None:
-    job = _job(tmp_path, inputs, "out")
+    job = ray_job(tmp_path, inputs, "out")
     out = tmp_path / "out"
     hook = ["slow_encoding", 0.05]
-    proc = _ray_run(
+    proc = ray_run(
         ray_env, job, "--set", "run.batch_mb=0.0005", hook=hook, stderr=subprocess.DEVNULL
     )
     parts = out / ".batchtok" / "parts"
@@ -234,7 +182,7 @@ def test_a_killed_ray_run_is_finished_locally_redoing_nothing_complete(
     report = summary(out)
     assert report["shards"]["cached"] >= 1  # the parts the Ray run completed
     assert report["shards"]["done"] < report["shards"]["total"]
-    _same_output(out, reference)
+    same_output(out, reference)
 
 
 def test_ray_actors_publish_an_s3_output_themselves_with_the_bytes_of_a_local_run(
@@ -254,7 +202,7 @@ def test_ray_actors_publish_an_s3_output_themselves_with_the_bytes_of_a_local_ru
                 "output.row_group_mb": 0.0005,
             },
         )
-        code, stderr = _finish(_ray_run(ray_env, job, stderr=subprocess.PIPE))
+        code, stderr = finish(ray_run(ray_env, job, stderr=subprocess.PIPE))
         assert code == 0, stderr
         found = objects(endpoint, "ray-out", "tokens/")
         for name in visible_files(reference):
@@ -274,12 +222,12 @@ def test_a_stopped_ray_actor_is_killed_and_its_shard_retried_on_a_fresh_one(
 ) -> None:
     """run.stall_timeout under Ray: the actor writing a shard stops itself (SIGSTOP); the
     driver's probe goes unanswered, it kills the actor and retries the shard on a fresh one."""
-    job = _job(tmp_path, inputs, "out")
+    job = ray_job(tmp_path, inputs, "out")
     marker = tmp_path / "stopped"
     hook = ["stop_once_on_shard", "c.parquet#2", str(marker)]
     started = time.monotonic()
-    proc = _ray_run(ray_env, job, "--set", "run.stall_timeout=2", hook=hook, stderr=subprocess.PIPE)
-    code, stderr = _finish(proc)
+    proc = ray_run(ray_env, job, "--set", "run.stall_timeout=2", hook=hook, stderr=subprocess.PIPE)
+    code, stderr = finish(proc)
     assert code == 0, stderr
     assert time.monotonic() - started < 120
     pid = marker.read_text()
@@ -289,7 +237,7 @@ def test_a_stopped_ray_actor_is_killed_and_its_shard_retried_on_a_fresh_one(
     ), stderr
     report = summary(tmp_path / "out")
     assert [r["task"] for r in report["retries"]] == ["shard c.parquet#2"]
-    _same_output(tmp_path / "out", reference)
+    same_output(tmp_path / "out", reference)
     # ray.kill reaches a stopped process through its raylet, which kills it after a grace
     deadline = time.monotonic() + 60
     while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:

@@ -8,7 +8,9 @@ before any actor starts.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import time
 from typing import Any
@@ -60,3 +62,36 @@ def slow_encoding(seconds: float) -> None:
         return original(*args, **kwargs)
 
     worker_module._encode_piece = slow
+
+
+def hold_on_node(node_id: str, marker: str, seconds: float = 0.0) -> None:
+    """The first process of Ray node ``node_id`` to write a row group of a shard writes
+    ``marker`` ({"pid", "shard"}), then holds the shard in flight: it sleeps until its node is
+    killed (it exits by itself if its raylet is gone and Ray did not end it, or after 120 s).
+    Every batch encoded takes ``seconds`` longer (:func:`slow_encoding`), so that the other
+    nodes are still at work when the node is killed."""
+    import ray
+
+    if seconds:
+        slow_encoding(seconds)
+    original = output_module.AtomicParquet.write
+
+    def write(self: Any, table: pa.Table) -> None:
+        original(self, table)
+        if ray.get_runtime_context().get_node_id() != node_id:
+            return
+        found = re.search(r'"shard":"([^"]+)"', self.schema.metadata[b"batchtok"].decode())
+        if found is None:
+            return
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.write(fd, json.dumps({"pid": os.getpid(), "shard": found[1]}).encode())
+        os.close(fd)
+        raylet, deadline = os.getppid(), time.monotonic() + 120
+        while os.getppid() == raylet and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os._exit(3)
+
+    output_module.AtomicParquet.write = write

@@ -4,9 +4,11 @@ failure) handled the same way for the local and the Ray executor.
 A task done is handed to the phase (``on_done``); progress goes to the display; a first
 attempt that failed is logged and counted as a retry; a task that failed for good is recorded
 as a failure and its file left out of the rest of the run; a worker that died leaves a
-temporary file and maybe an upload, cleaned here. Between events the run lock is checked: if
-it was deleted or replaced (another run may have started beside this one), or a failure is
-fatal (a full disk), nothing more is dispatched and completed shards are kept.
+temporary file and maybe an upload, cleaned here. A Ray node lost is logged once, with the
+tasks it was running (queued again) and the actors left, and kept for the summary. Between
+events the run lock is checked: if it was deleted or replaced (another run may have started
+beside this one), or a failure is fatal (a full disk), nothing more is dispatched and
+completed shards are kept.
 """
 
 from __future__ import annotations
@@ -23,14 +25,19 @@ from ..io.arrow_fs import StorageOptions
 from ..io.lock import Lock, check_lock
 from ..io.stores import Store, as_path
 from ..report.progress import Progress
-from ..report.stats import FailureRecord, RetryRecord, RunStats
-from .executor import Event, Executor, Failure
+from ..report.stats import FailureRecord, LostNodeRecord, RetryRecord, RunStats
+from .executor import Event, Executor, Failure, NodeLoss
 from .worker import AssembleTask, HashTask, ShardTask
 
 log = logging.getLogger("batchtok.runner")
 
 #: What a failed task of each kind is called in the summary.
 KINDS = {ShardTask: "shard", HashTask: "hash", AssembleTask: "join"}
+MAX_LISTED = 10  # tasks a lost node's line names
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
 
 
 @dataclass
@@ -61,6 +68,8 @@ class Dispatcher:
             elif event.kind == "retry":
                 self.progress.drop(event.task)  # the retry reports its rows again
                 self._retrying(event)
+            elif event.kind == "node_lost":
+                self._node_lost(event.payload)
             else:
                 self.progress.drop(event.task)
                 self._failed(executor, event)
@@ -97,9 +106,38 @@ class Dispatcher:
                 with contextlib.suppress(FileNotFoundError):
                     leftover.unlink()
 
+    def _node_lost(self, loss: NodeLoss) -> None:
+        """One line for a lost node (its tasks' retries are not logged one by one)."""
+        self.stats.lost_nodes.append(
+            LostNodeRecord(loss.node, loss.address, loss.reason, loss.retried)
+        )
+        if loss.retried:
+            listed = ", ".join(loss.retried[:MAX_LISTED])
+            if len(loss.retried) > MAX_LISTED:
+                listed += f" and {len(loss.retried) - MAX_LISTED} more"
+            verb = "is" if len(loss.retried) == 1 else "are"
+            tasks = f"{_plural(len(loss.retried), 'task')} it was running {verb} retried"
+            tasks += f" on the nodes left: {listed}"
+        else:
+            tasks = "it was running no task"
+        log.warning(
+            "Ray node %s (%s) was lost (%s): %s; %s on %s from now on",
+            loss.node,
+            loss.address,
+            loss.reason,
+            tasks,
+            _plural(loss.actors, "actor"),
+            _plural(loss.cpus, "CPU"),
+            extra={"event": "node_lost", "node": loss.node, "retried": len(loss.retried)},
+        )
+
     def _retrying(self, event: Event) -> None:
         task, failure = event.task, event.payload
         self.stats.retries.append(RetryRecord(task.label, task.rel, failure.error))
+        if failure.lost_node:  # the node's line named it
+            log.debug("%s %s; queued again", task.label, failure.error)
+            self._remove_leftovers(task, failure)
+            return
         log.warning(
             "%s failed in worker %s: %s; retrying it once in a fresh worker",
             task.label,

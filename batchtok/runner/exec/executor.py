@@ -21,7 +21,8 @@ class Failure:
     """Why a task failed: ``error`` (one line), ``detail`` (a traceback, for unexpected
     errors), ``fatal`` (the run stops dispatching), ``died`` (the worker process died),
     ``pid`` (of the worker), ``retryable`` (worth a second attempt in a fresh worker),
-    ``retried`` (it was the second)."""
+    ``retried`` (it was the second), ``lost_node`` (the Ray node lost with the worker, if
+    that was the cause: the task is queued again, not counted as a failed attempt)."""
 
     error: str
     detail: str = ""
@@ -30,17 +31,34 @@ class Failure:
     pid: int | None = None
     retryable: bool = False  # another process might succeed (see the module's docstring)
     retried: bool = False  # this is the second attempt's failure
+    lost_node: str = ""  # the id of the cluster node lost with the worker
+
+
+@dataclass(frozen=True)
+class NodeLoss:
+    """A cluster node lost during a phase: ``node`` (its id), ``address``, ``reason`` (the
+    cluster's word for it), ``retried`` (the labels of the tasks it was running, queued
+    again), ``actors`` and ``cpus`` (the workers and CPUs left)."""
+
+    node: str
+    address: str
+    reason: str
+    retried: list[str]
+    actors: int
+    cpus: int
 
 
 @dataclass
 class Event:
     """``kind``: "progress" (payload: the counts added, a :class:`ShardStats`), "done"
     (payload: the task's result), "failed" (payload: a :class:`Failure`), "retry" (payload:
-    the :class:`Failure` of the first attempt; the task is queued again for a fresh worker)."""
+    the :class:`Failure` of the first attempt; the task is queued again for a fresh worker),
+    "node_lost" (Ray only; task: None, payload: a :class:`NodeLoss`, given before the
+    "retry" events of the tasks the node was running)."""
 
     kind: str
     task: Any
-    payload: ShardStats | TaskResult | Failure
+    payload: ShardStats | TaskResult | Failure | NodeLoss
 
 
 class Executor(Protocol):

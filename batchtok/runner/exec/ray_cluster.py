@@ -25,10 +25,23 @@ CPUs is started (no dashboard; its files in a short temporary directory, as Ray'
 must be short). Starting one takes seconds, so it serves every phase and run of the process
 and stops when the process exits.
 
-**Failures** follow the local policy: an actor that dies (its process killed, its node lost)
-is replaced and its task run once more on a fresh actor; an unexpected exception is retried
-once on a fresh actor, then reported; the runner's own errors are reported at once. Outputs
-are published by atomic rename, so a task that Ray reports failed after it ran is harmless.
+**Failures** follow the local policy: an actor that dies (its process killed) is replaced and
+its task run once more on a fresh actor; an unexpected exception is retried once on a fresh
+actor, then reported; the runner's own errors are reported at once. Outputs are published by
+atomic rename, so a task that Ray reports failed after it ran is harmless.
+
+**A lost node** is not a failure of its tasks. Each actor tells the driver its node when it
+starts. An actor that cannot be reached (its node's raylet gone) is set aside, its slot kept,
+while the driver asks the cluster every second whether its node is dead (Ray's GCS declares a
+node dead after missed health checks: about 15 s by default); an actor whose node is still
+alive after ``NODE_DEATH_WAIT`` is taken for dead alone. Once the node is declared dead, every
+task its actors ran (unreachable or not yet reported) is queued again first, for any actor, not
+counted as a failed attempt (up to ``LOST_NODE_RETRIES`` times per task); its idle actors are
+dropped, and the number of actors falls to the CPUs of the nodes left (``run.workers`` at
+most). The driver reports the loss once (a "node_lost" event: the node, its address, why
+Ray declared it dead, the tasks queued again, the actors left), which the run logs and keeps
+in its summary. An actor that waits for a CPU the cluster no longer has is stopped and its
+task queued again.
 
 **A stalled actor is killed** (``run.stall_timeout``, as a local worker is: see
 :mod:`.local`). An actor runs two threads (``max_concurrency=2``): its task, and the
@@ -61,7 +74,7 @@ from typing import Any
 from ..job import Job
 from ..report.stats import ShardStats
 from .encode import configure_tokenizer, load_tokenizer
-from .executor import Event, Failure, TaskQueue
+from .executor import Event, Failure, NodeLoss, TaskQueue
 from .local import allowed_silence, failure_of, heap_trimmer
 from .worker import WorkerContext, run_task
 
@@ -69,6 +82,9 @@ log = logging.getLogger("batchtok.runner")
 
 OBJECT_STORE_BYTES = 128 * 1024 * 1024  # of a local cluster: only tasks and results pass
 PROBE_SECONDS = 5.0  # how often the driver asks a running actor how long it has been silent
+NODE_CHECK_SECONDS = 1.0  # how often the driver reads the cluster's nodes while it waits on one
+NODE_DEATH_WAIT = 60.0  # seconds an unreachable actor's node has to be declared dead
+LOST_NODE_RETRIES = 3  # times a task is queued again because its node was lost
 
 
 class _TaskActor:
@@ -119,8 +135,11 @@ class _TaskActor:
         self._context.hear(self._alive)
         self._setup = ref.hex()
 
-    def pid(self) -> int:
-        return os.getpid()
+    def ident(self) -> tuple[int, str]:
+        """(process id, Ray node id)."""
+        import ray
+
+        return os.getpid(), ray.get_runtime_context().get_node_id()
 
     def run(self, task: Any, setup: list[Any]) -> tuple[str, Any, ShardStats]:
         """("done", result, progress) or ("failed", Failure, progress)."""
@@ -155,7 +174,8 @@ _SPARE: dict[tuple[str, str], list[Any]] = {}
 @dataclass
 class _Actor:
     handle: Any
-    pid_ref: Any  # the actor's first call: its process id, known once it started
+    ident_ref: Any  # the actor's first call: (process id, node id), known once it started
+    ident: tuple[int, str] | None = None  # its answer, once read
     fresh: bool = True  # has run no task yet
     heard: float = 0.0  # time.monotonic() the driver last knew its task moved on
     allowed: float = 0.0  # seconds of silence it may take from then on
@@ -179,6 +199,16 @@ class RayExecutor(TaskQueue):
     _slots: int = 0
     _idle: list[_Actor] = field(default_factory=list)
     _running: dict[Any, tuple[_Actor, Any]] = field(default_factory=dict)  # ref -> (actor, task)
+    # tasks whose actor could not be reached, until its node is known dead or alive:
+    # (actor, task, the error, time.monotonic() it came)
+    _unreachable: list[tuple[_Actor, Any, Exception, float]] = field(default_factory=list)
+    _nodes_read: float = 0.0  # time.monotonic() the driver last read the cluster's nodes
+    # nodes an actor failed on (-> when first), watched for NODE_DEATH_WAIT; the tasks that
+    # died there as any task whose worker died (their node may be declared dead later)
+    _suspects: dict[str, float] = field(default_factory=dict)
+    _died_on: dict[str, list[str]] = field(default_factory=dict)
+    _reported: set[str] = field(default_factory=set)  # nodes whose loss was reported
+    _lost: dict[int, tuple[Any, int]] = field(default_factory=dict)  # id -> (task, times lost)
 
     def __enter__(self) -> RayExecutor:
         # Ray folds log lines alike across actors ("repeated 10x"): each bad row is its own.
@@ -191,7 +221,7 @@ class RayExecutor(TaskQueue):
         if not ray.is_initialized():
             self._connect()
         cpus = int(ray.cluster_resources().get("CPU", 1))
-        self._slots = max(1, min(cpus, self.job.workers) if self.job.workers else cpus)
+        self._fit_slots(cpus)
         assert self.context is not None
         data = self.tokenizer_bytes if self.context.tokenizer is not None else b""
         state = self.context.portable()
@@ -205,7 +235,7 @@ class RayExecutor(TaskQueue):
         context = ray.get_runtime_context()
         self._session = (context.gcs_address, context.get_job_id())
         for handle in _SPARE.pop(self._session, []):
-            actor = _Actor(handle, handle.pid.remote(), fresh=False)
+            actor = _Actor(handle, handle.ident.remote(), fresh=False)
             if len(self._idle) < self._slots:
                 self._idle.append(actor)
             else:
@@ -252,9 +282,22 @@ class RayExecutor(TaskQueue):
             with contextlib.suppress(ValueError, TypeError):
                 signal.signal(signal.SIGTERM, previous)
 
+    def _fit_slots(self, cpus: int | None) -> None:
+        """As many actors as ``cpus`` (the cluster's; None: not known, no change), or
+        ``run.workers`` if fewer; then stop the actors beyond them (see :meth:`_shed`)."""
+        assert self.job is not None
+        if cpus is None:
+            return
+        self._slots = max(1, min(cpus, self.job.workers) if self.job.workers else cpus)
+        self._shed()
+
     def _start_actor(self) -> _Actor:
         handle = self._actor_class.remote(self._setup)
-        return _Actor(handle, handle.pid.remote())
+        return _Actor(handle, handle.ident.remote())
+
+    def _actors(self) -> int:
+        """The actors holding a slot: idle, running, or unreachable on a node in question."""
+        return len(self._idle) + len(self._running) + len(self._unreachable)
 
     def _kill(self, actor: _Actor) -> None:
         with contextlib.suppress(Exception):
@@ -267,7 +310,7 @@ class RayExecutor(TaskQueue):
             if idle is None and fresh and self._idle:
                 self._kill(self._idle.pop())  # make room for a new actor
             if idle is None:
-                if len(self._idle) + len(self._running) >= self._slots:
+                if self._actors() >= self._slots:
                     return
                 idle = self._start_actor()
             else:
@@ -285,11 +328,15 @@ class RayExecutor(TaskQueue):
         ray = self._ray
         while True:
             self._dispatch()
-            if not self._running and not self._pending:
+            if not self._running and not self._pending and not self._unreachable:
                 return
-            stalled = list(self._stalled())
-            yield from stalled
-            if stalled:
+            news = [*self._check_nodes(), *self._stalled()]
+            yield from news
+            if news:
+                continue
+            if not self._running:  # only tasks whose node is in question
+                time.sleep(tick)
+                yield None
                 continue
             ready, _ = ray.wait(list(self._running), num_returns=1, timeout=tick)
             if not ready:
@@ -299,7 +346,7 @@ class RayExecutor(TaskQueue):
             try:
                 kind, payload, progress = ray.get(ready[0])
             except ray.exceptions.RayError as exc:  # the actor (or its node) died
-                yield self._died(actor, task, exc)
+                yield from self._failed_actor(actor, task, exc)
                 continue
             if kind == "failed":
                 payload = replace(payload, pid=self._pid(actor))
@@ -311,6 +358,7 @@ class RayExecutor(TaskQueue):
                 continue
             self._idle.append(actor)
             self._attempts.pop(id(task), None)
+            self._lost.pop(id(task), None)
             if progress != ShardStats():
                 yield Event("progress", task, progress)
             yield Event(kind, task, payload)
@@ -337,7 +385,7 @@ class RayExecutor(TaskQueue):
                         continue
                     actor.heard, actor.allowed = now - silent, self._allowed(text_bytes)
                     stalled = silent > actor.allowed
-                elif not ray.wait([actor.pid_ref], timeout=0)[0]:
+                elif not ray.wait([actor.ident_ref], timeout=0)[0]:
                     # still starting (loading the tokenizer): not the task's silence
                     actor.heard = actor.asked = now
                 else:  # a stopped (or hung) process answers nothing
@@ -356,11 +404,49 @@ class RayExecutor(TaskQueue):
                 failure = Failure(error, died=True, pid=pid, retryable=True)
                 yield self._retry_or_fail(task, failure)
 
+    def _ident(self, actor: _Actor) -> tuple[int | None, str]:
+        """(process id, node id) of ``actor``: (None, "") if not known (not started yet, or
+        it died before it started)."""
+        if actor.ident is None:
+            try:
+                actor.ident = self._ray.get(actor.ident_ref, timeout=0)
+            except Exception:  # noqa: BLE001 - not started, or died before it started
+                return None, ""
+        return actor.ident
+
     def _pid(self, actor: _Actor) -> int | None:
-        try:
-            return self._ray.get(actor.pid_ref, timeout=0)
-        except Exception:  # noqa: BLE001 - it died before it started
-            return None
+        return self._ident(actor)[0]
+
+    def _node(self, actor: _Actor) -> str:
+        return self._ident(actor)[1]
+
+    def _failed_actor(self, actor: _Actor, task: Any, exc: Exception) -> Iterator[Event]:
+        """A task whose actor died or cannot be reached: its node lost (every task there is
+        queued again), in question (the task waits for the answer), or alive (the actor
+        died alone: the task is retried as any task whose worker died)."""
+        node = self._node(actor)
+        if node:
+            self._suspects.setdefault(node, time.monotonic())
+            dead, cpus = self._read_nodes()
+            if node in dead:
+                self._unreachable.append((actor, task, exc, time.monotonic()))
+                yield from self._node_lost(node, dead[node], cpus)
+                return
+            unreachable = getattr(self._ray.exceptions, "ActorUnavailableError", ())
+            if isinstance(exc, unreachable):
+                if all(self._node(u[0]) != node for u in self._unreachable):
+                    log.info(
+                        "Ray node %s cannot be reached (actor process %s, running %s):"
+                        " waiting up to %g s for the cluster to say whether it is lost",
+                        node,
+                        self._pid(actor),
+                        task.label,
+                        NODE_DEATH_WAIT,
+                    )
+                self._unreachable.append((actor, task, exc, time.monotonic()))
+                return
+            self._died_on.setdefault(node, []).append(task.label)
+        yield self._died(actor, task, exc)
 
     def _died(self, actor: _Actor, task: Any, exc: Exception) -> Event:
         pid = self._pid(actor)
@@ -369,8 +455,109 @@ class RayExecutor(TaskQueue):
         error = f"Ray actor (process {pid}) died while running {task.label}: {why}"
         return self._retry_or_fail(task, Failure(error, died=True, pid=pid, retryable=True))
 
+    def _read_nodes(self) -> tuple[dict[str, dict[str, Any]], int | None]:
+        """The cluster's dead nodes (id -> what Ray says of it) and its live CPUs (None: the
+        cluster did not answer)."""
+        self._nodes_read = time.monotonic()
+        dead, cpus = {}, 0.0
+        try:
+            nodes = self._ray.nodes()
+        except Exception as exc:  # noqa: BLE001 - no news; asked again in a second
+            log.debug("reading the Ray cluster's nodes: %s", exc)
+            return {}, None
+        for node in nodes:
+            if node.get("Alive"):
+                cpus += node.get("Resources", {}).get("CPU", 0)
+            else:
+                dead[node["NodeID"]] = node
+        return dead, int(cpus)
+
+    def _check_nodes(self) -> Iterator[Event]:
+        """While a node is in question (an actor failed there) or an actor waits to start,
+        read the cluster's nodes every ``NODE_CHECK_SECONDS``: handle the nodes lost, take an
+        actor unreachable for ``NODE_DEATH_WAIT`` on a live node for dead, and stop actors
+        waiting for a CPU the cluster no longer has."""
+        now = time.monotonic()
+        if now - self._nodes_read < NODE_CHECK_SECONDS:
+            return
+        for node, since in list(self._suspects.items()):
+            if now - since > NODE_DEATH_WAIT:
+                del self._suspects[node]
+        if not (self._unreachable or self._suspects) and all(
+            self._node(a) for a, _ in self._running.values()
+        ):
+            return
+        dead, cpus = self._read_nodes()
+        in_use = {self._node(a) for a in [*self._idle, *(u[0] for u in self._unreachable)]}
+        in_use |= {self._node(a) for a, _ in self._running.values()}
+        for node in sorted((in_use | self._suspects.keys()) & dead.keys()):
+            yield from self._node_lost(node, dead[node], cpus)
+        for entry in list(self._unreachable):
+            actor, task, exc, since = entry
+            if now - since > NODE_DEATH_WAIT:
+                self._unreachable.remove(entry)
+                yield self._died(actor, task, exc)
+        self._fit_slots(cpus)
+
+    def _node_lost(self, node: str, info: dict[str, Any], cpus: int | None) -> Iterator[Event]:
+        """Node ``node`` is dead: drop its actors, queue its tasks again first (see the module's
+        docstring), fit the actors to the CPUs left, and say so once (with the tasks that died
+        there before the node was declared dead, retried already)."""
+        lost = [(a, t) for a, t, _, _ in self._unreachable if self._node(a) == node]
+        self._unreachable = [u for u in self._unreachable if self._node(u[0]) != node]
+        for ref, (actor, task) in list(self._running.items()):
+            if self._node(actor) == node:
+                del self._running[ref]
+                lost.append((actor, task))
+        for actor in [a for a in self._idle if self._node(a) == node]:
+            self._idle.remove(actor)
+            self._kill(actor)
+        address = info.get("NodeManagerAddress", "")
+        events = []
+        for actor, task in lost:
+            pid = self._pid(actor)
+            self._kill(actor)
+            error = f"lost with Ray node {node} ({address}), which ran it in process {pid}"
+            failure = Failure(error, died=True, pid=pid, retryable=True, lost_node=node)
+            events.append(self._requeue_lost(task, failure))
+        self._fit_slots(cpus)
+        self._suspects.pop(node, None)
+        retried = self._died_on.pop(node, []) + [e.task.label for e in events if e.kind == "retry"]
+        if node not in self._reported:
+            self._reported.add(node)
+            reason = info.get("DeathReasonMessage", "") or "declared dead"
+            loss = NodeLoss(node, address, reason, retried, self._slots, cpus or 0)
+            yield Event("node_lost", None, loss)
+        yield from events
+
+    def _requeue_lost(self, task: Any, failure: Failure) -> Event:
+        """Queue ``task``, lost with its node, again first for any actor, without counting a
+        failed attempt (``LOST_NODE_RETRIES`` times; then as any task whose worker died)."""
+        _, times = self._lost.get(id(task), (task, 0))
+        if times >= LOST_NODE_RETRIES or self._stopped:
+            return self._retry_or_fail(task, failure)
+        self._lost[id(task)] = (task, times + 1)  # the task is kept alive with its id
+        self._pending.appendleft((task, False))
+        return Event("retry", task, failure)
+
+    def _shed(self) -> None:
+        """Fewer slots than actors (a node was lost): stop the actors still waiting to start
+        (for a CPU the cluster no longer has), queueing their tasks again first, then idle
+        ones."""
+        for ref, (actor, task) in reversed(list(self._running.items())):
+            if self._actors() <= self._slots:
+                return
+            if not self._node(actor):
+                del self._running[ref]
+                self._kill(actor)
+                self._pending.appendleft((task, id(task) in self._attempts))
+        while self._idle and self._actors() > self._slots:
+            self._kill(self._idle.pop())
+
     def shutdown(self) -> None:
-        for actor in [*self._idle, *(a for a, _ in self._running.values())]:
+        running = [a for a, _ in self._running.values()]
+        for actor in [*self._idle, *running, *(u[0] for u in self._unreachable)]:
             self._kill(actor)
         self._idle.clear()
         self._running.clear()
+        self._unreachable.clear()

@@ -116,6 +116,25 @@ class RetryRecord:
         return {"task": self.task, "file": self.file, "error": self.error}
 
 
+@dataclass(frozen=True)
+class LostNodeRecord:
+    """A Ray node lost during the run, as the summary's ``lost_nodes`` lists it: its id and
+    address, why Ray declared it dead, and the tasks it was running, queued again."""
+
+    node: str
+    address: str
+    reason: str
+    retried: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "address": self.address,
+            "reason": self.reason,
+            "retried": self.retried,
+        }
+
+
 @dataclass
 class RunStats:
     """The parent's account of a run, from which the summary is written."""
@@ -127,6 +146,7 @@ class RunStats:
     files_written: int = 0
     failures: list[FailureRecord] = field(default_factory=list)
     retries: list[RetryRecord] = field(default_factory=list)  # first attempts that failed
+    lost_nodes: list[LostNodeRecord] = field(default_factory=list)  # Ray nodes lost
     failed_files: set[str] = field(default_factory=set)
     hash_seconds: float = 0.0
     encode_seconds: float = 0.0

@@ -124,8 +124,11 @@ def build_summary(
         },
         "failures": [f.to_json() for f in stats.failures[:MAX_EXAMPLES]],
         # tasks whose first attempt failed and that were run again in a fresh worker (the
-        # second attempt's outcome is in the counts above, or in "failures")
+        # second attempt's outcome is in the counts above, or in "failures"), or on another
+        # Ray node, their node lost
         "retries": [r.to_json() for r in stats.retries[:MAX_EXAMPLES]],
+        # Ray nodes lost during the run, with the tasks they were running (queued again)
+        "lost_nodes": [n.to_json() for n in stats.lost_nodes],
         **_counts(job, stats),
         "peak_worker_rss_mb": round(stats.encoded.peak_rss_mb, 1),
         "parent_rss_mb_at_fork": (
