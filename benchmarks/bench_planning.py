@@ -172,8 +172,8 @@ def driver_memory(job_path: str, trace: bool) -> None:
     from batchtok.runner.plan.keys import hash_row_groups
     from batchtok.runner.plan.prepare import prepare, state_dir
     from batchtok.runner.plan.records import Records, memo_hashes
-    from batchtok.runner.plan.states import hash_spec, resolve, text_columns
-    from batchtok.runner.plan.tasks import shard_task
+    from batchtok.runner.plan.states import hash_spec, listed_parts, resolve, text_columns
+    from batchtok.runner.plan.tasks import shard_tasks
 
     job = load_job(job_path)
     import pyarrow.parquet  # noqa: F401 - imported before the baseline, as a run has it
@@ -218,16 +218,18 @@ def driver_memory(job_path: str, trace: bool) -> None:
     del hashed
     step("hash", began)
     began = time.perf_counter()
+    parts = listed_parts(sdir / "parts")  # as the run does: listed once
     for f in prep.files:
         record, hashes = found[f.rel]
-        resolve(prep.states[f.rel], hashes, prep.fingerprint(f), sdir / "parts", record, False)
+        fingerprint = prep.fingerprint(f)
+        resolve(prep.states[f.rel], hashes, fingerprint, sdir / "parts", record, False, parts)
     step("resolve", began)
     began = time.perf_counter()
-    tasks = [
-        shard_task(prep, st, i, sdir / "parts", sdir / "tmp")
+    tasks = [  # as the run makes them: a file's tasks together (they share its output's part)
+        task
         for st in prep.states.values()
         if st.resolved
-        for i in range(len(st.shards))
+        for task in shard_tasks(prep, st, range(len(st.shards)), sdir / "parts", sdir / "tmp")
     ]
     step("tasks", began)
     shards = sum(len(st.shards) for st in prep.states.values())

@@ -1,5 +1,6 @@
 """Trainer formats: Megatron-LM's indexed dataset (:mod:`.megatron`), datatrove's tokenized
-files (:mod:`.datatrove`), and packing into fixed-length rows (:mod:`.packing`).
+files (:mod:`.datatrove`), MosaicML streaming's MDS (:mod:`.mds`), and packing into
+fixed-length rows (:mod:`.packing`).
 
 Each format has a streaming writer (documents one at a time; memory: 4 bytes a document),
 a validating reader, and a ``merge`` joining one input file's per-shard outputs in order.

@@ -11,10 +11,18 @@ file           content
 ============== ========================================================================
 
 The token size is :func:`datatrove_dtype` of the vocabulary size (added tokens included, as
-``Tokenizer.get_vocab_size()`` counts): 4 bytes when it exceeds 65,536. An empty document is an
-index entry equal to the previous one. ``NAME.ds.loss`` (one byte per token, a loss mask) is
-written by datatrove only with ``save_loss_metadata``, for documents carrying
-``no_loss_ranges``; batchtok has no such ranges, so it writes none and readers need none.
+``Tokenizer.get_vocab_size()`` counts): 4 bytes when it exceeds 65,536. ``NAME.ds.loss`` (one
+byte per token, a loss mask) is written by datatrove only with ``save_loss_metadata``, for
+documents carrying ``no_loss_ranges``; batchtok has no such ranges, so it writes none and
+readers need none.
+
+Empty documents: ``TokenizedFile`` writes one it is given as an index entry equal to the
+previous one, and so does :class:`DatatroveWriter` by default. datatrove's pipeline gives it
+none for an empty text: its readers skip a document whose text is empty or missing
+(``BaseReader.get_document_from_dict``, datatrove 0.10.1), so ``DocumentTokenizer`` writes no
+entry for it (and its ``DatatroveFileDataset`` loses a position reset at a repeated end).
+``skip_empty=True``, what ``batchtok run`` writes, leaves every empty document out; its
+sidecar says so (``"empty_documents": "left out"``).
 
 Reading it back (numpy)::
 
@@ -29,6 +37,7 @@ readers look for (``*.ds``): a visible ``.ds`` always has its index and metadata
 
 from __future__ import annotations
 
+import json
 import math
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
@@ -39,6 +48,7 @@ from typing import Any
 from .files import (
     CHUNK,
     LOCAL,
+    SIDECAR,
     FileAccess,
     FormatError,
     TokenFileWriter,
@@ -89,25 +99,55 @@ class DatatroveWriter(TokenFileWriter):
     format_name = "datatrove"
     data_is_primary = True
 
-    def __init__(self, path: str, tmp_dir: str, dtype: str, tokenizer: str, **options: Any):
+    def __init__(
+        self,
+        path: str,
+        tmp_dir: str,
+        dtype: str,
+        tokenizer: str,
+        skip_empty: bool = False,
+        **options: Any,
+    ):
         if dtype not in TOKEN_SIZES:
             raise ValueError(f"datatrove writes uint16 or uint32 ids, not {dtype!r}")
         if not tokenizer or any(c in tokenizer for c in "|\n\r"):
             raise ValueError(f"a tokenizer name without '|' or line breaks, not {tokenizer!r}")
         super().__init__(path, tmp_dir, dtype, **options)
         self.tokenizer = tokenizer
+        self.skip_empty = skip_empty
 
     def index_files(self) -> list[tuple[str, Iterable[bytes]]]:
         size = TOKEN_SIZES[self.dtype]
         meta = f"{self.tokenizer}|{size}\n{self.tokens}\n{si_tokens(self.tokens)}"
         return [(".index", self._ends()), (".metadata", [meta.encode()])]
 
+    def _lengths(self) -> Iterator[array]:
+        """The published documents' lengths, a chunk at a time (without the empty ones when
+        they are skipped)."""
+        for chunk in self.document_lengths():
+            yield array("i", filter(None, chunk)) if self.skip_empty else chunk
+
     def _ends(self) -> Iterator[bytes]:
         done = 0
-        for chunk in self.document_lengths():
+        for chunk in self._lengths():
             ends = array("q", accumulate(chunk, initial=done))
             done = ends[-1]
             yield little_endian(ends[1:])
+
+    def published_documents(self) -> int:
+        if self.pack_length is not None or not self.skip_empty:
+            return super().published_documents()
+        return sum(map(len, self._lengths()))
+
+    def sidecar(self, sizes: dict[str, int]) -> dict[str, Any]:
+        doc = super().sidecar(sizes)
+        if self.skip_empty:
+            doc[EMPTY_DOCUMENTS] = LEFT_OUT
+        return doc
+
+
+# The sidecar's record that empty documents were left out (older sidecars have none).
+EMPTY_DOCUMENTS, LEFT_OUT = "empty_documents", "left out"
 
 
 @dataclass(frozen=True)
@@ -187,6 +227,16 @@ def read_info(path: str, token_size: int | None = None, files: FileAccess = LOCA
     for _ in lengths:
         pass
     return info
+
+
+def empty_entries(path: str, files: FileAccess = LOCAL) -> int:
+    """How many empty documents the set at ``path`` holds as index entries: 0 when its sidecar
+    says they were left out (:class:`DatatroveWriter`'s ``skip_empty``), else counted in its
+    index, read whole (a set batchtok wrote before it left them out)."""
+    sidecar = json.loads(files.read_text(path + SIDECAR))
+    if isinstance(sidecar, dict) and sidecar.get(EMPTY_DOCUMENTS) == LEFT_OUT:
+        return 0
+    return sum(1 for length in document_lengths(path, files=files)[1] if not length)
 
 
 def read_documents(path: str, token_size: int | None = None) -> Iterator[Any]:

@@ -7,9 +7,11 @@ length per document, 4 bytes a document, never the tokens. Closing it writes the
 from those lengths, fsyncs every file, and publishes the set in the format's order:
 
 1. the format's *primary* file (the one its readers open first: Megatron's ``.idx``,
-   datatrove's ``.ds``) is removed if an older one is there, so an old index never pairs with
-   a new data file;
-2. the other files are renamed into place one by one, the directory fsynced after each;
+   datatrove's ``.ds``, MDS's ``index.json``) is removed if an older one is there, so an old
+   index never pairs with a new data file;
+2. the files of the older set that the new one lacks (``previous``; MDS's extra shards) are
+   removed, then the other files are renamed into place one by one, the directory fsynced
+   after each;
 3. the primary file is renamed into place last.
 
 So a visible primary file always has every other file of its set, complete and of the same
@@ -188,6 +190,7 @@ class TokenFileWriter:
         pack_length: int | None = None,
         keep_last: bool = True,
         publisher: Callable[[Sequence[tuple[str, str]]], None] | None = None,
+        previous: Iterable[str] = (),
     ) -> None:
         if dtype not in TYPECODES:
             raise ValueError(f"token dtype {dtype!r} is not one of {sorted(TYPECODES)}")
@@ -202,6 +205,9 @@ class TokenFileWriter:
         self.pack_length = pack_length
         self.keep_last = keep_last
         self.publisher = publisher or publish
+        # the files of an older set at this destination: those the new set lacks are removed
+        # when it is published (a format whose set varies: MDS's shards)
+        self.previous = [os.fspath(p) for p in previous]
         self.lengths = array("i")  # per document; unused when packing
         self.tokens = 0
         self.documents = 0
@@ -246,18 +252,9 @@ class TokenFileWriter:
         """Write the index files and publish the set; on any failure nothing new is visible
         and the temporary files are gone."""
         try:
-            data = self._data_file()
-            dropped = 0
-            if self.pack_length is not None and not self.keep_last:
-                kept = self.tokens - self.tokens % self.pack_length
-                dropped = (self.tokens - kept) * self.itemsize
-                data.truncate(kept * self.itemsize)
-                self.tokens = kept
-            data.flush()
-            os.fsync(data.fileno())
-            data.close()
+            self._finish_data()
             data_name = os.path.basename(self.dest + self.data_suffix)
-            self.digests = {data_name: self._data_hash.hexdigest(dropped)}
+            self.digests = {data_name: self.digests.pop("")}
             staged = [(self._tmp[0], self.dest + self.data_suffix)]
             for suffix, pieces in self.index_files():
                 staged.append((self._stage(pieces, self.dest + suffix), self.dest + suffix))
@@ -267,7 +264,7 @@ class TokenFileWriter:
             text = json.dumps(self.sidecar(sizes), sort_keys=True) + "\n"
             sidecar = self._stage([text.encode()], self.dest + SIDECAR)
             staged.insert(-1, (sidecar, self.dest + SIDECAR))
-            self.publisher(staged)
+            self._publish(staged)
         except BaseException:
             self.abort()
             raise
@@ -280,6 +277,28 @@ class TokenFileWriter:
                 os.unlink(tmp)
 
     # -- for subclasses --------------------------------------------------------------------
+
+    def _finish_data(self) -> str:
+        """Close the data file (a dropped short tail cut off first) and return its temporary
+        path; its xxh3-128 goes to ``digests[""]``."""
+        data = self._data_file()
+        dropped = 0
+        if self.pack_length is not None and not self.keep_last:
+            kept = self.tokens - self.tokens % self.pack_length
+            dropped = (self.tokens - kept) * self.itemsize
+            data.truncate(kept * self.itemsize)
+            self.tokens = kept
+        data.flush()
+        os.fsync(data.fileno())
+        data.close()
+        self.digests = {"": self._data_hash.hexdigest(dropped)}
+        return self._tmp[0]
+
+    def _publish(self, staged: list[tuple[str, str]]) -> None:
+        """Publish ``staged`` (the primary file last), first removing each file of the older
+        set (:attr:`previous`) that the new one does not have: an entry ``("", dest)``."""
+        keep = {dest for _, dest in staged}
+        self.publisher([("", p) for p in self.previous if p not in keep] + staged)
 
     def index_files(self) -> list[tuple[str, Iterable[bytes]]]:
         raise NotImplementedError
@@ -385,7 +404,8 @@ SIDECAR = ".batchtok.json"
 
 def publish(staged: Sequence[tuple[str, str]]) -> None:
     """Rename fsynced temporary files into place, the last (primary) one last, after removing
-    any older primary file; the directory is fsynced after each step."""
+    any older primary file; an entry without a temporary file (``("", dest)``) removes
+    ``dest`` if it is there. The directory is fsynced after each step."""
     primary = staged[-1][1]
     directory = os.path.dirname(primary)
     os.makedirs(directory or ".", exist_ok=True)
@@ -393,8 +413,22 @@ def publish(staged: Sequence[tuple[str, str]]) -> None:
         os.unlink(primary)
         fsync_dir(directory)
     for tmp, dest in staged:
-        os.replace(tmp, dest)
+        if not tmp:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(dest)
+        else:
+            os.replace(tmp, dest)
         fsync_dir(directory)
+
+
+def read_json(path: str, files: FileAccess = LOCAL) -> Any:
+    """The JSON document at ``path``; :class:`FormatError` if it is missing or not JSON."""
+    try:
+        return json.loads(files.read_text(path))
+    except FileNotFoundError:
+        raise FormatError(path, "missing") from None
+    except ValueError as exc:
+        raise FormatError(path, f"not JSON: {exc}") from None
 
 
 def read_sidecar(dest: str, files: FileAccess = LOCAL) -> dict[str, Any]:
@@ -403,12 +437,7 @@ def read_sidecar(dest: str, files: FileAccess = LOCAL) -> dict[str, Any]:
     than those present (the set was replaced by something else). ``files`` reads them where
     they are not local files."""
     path = dest + SIDECAR
-    try:
-        doc = json.loads(files.read_text(path))
-    except FileNotFoundError:
-        raise FormatError(path, "missing") from None
-    except ValueError as exc:
-        raise FormatError(path, f"not JSON: {exc}") from None
+    doc = read_json(path, files)
     if not isinstance(doc, dict) or not isinstance(doc.get("files"), dict):
         raise FormatError(path, "not a batchtok sidecar (no 'files' object)")
     directory = os.path.dirname(dest) if files is LOCAL else dest.rpartition("/")[0]
@@ -418,3 +447,50 @@ def read_sidecar(dest: str, files: FileAccess = LOCAL) -> dict[str, Any]:
         if actual != size:
             raise FormatError(path, f"describes {name} as {size} bytes, but it has {actual}")
     return doc
+
+
+#: bytes of a data file read at a time, at least, by :class:`FlatTokens`
+READ_AHEAD = 1 << 16
+
+
+class FlatTokens:
+    """A data file of ids back to back (Megatron's ``.bin``, datatrove's ``.ds``), local or in
+    object storage (``files``): its ids by offset, for ``batchtok audit``. Open until
+    :meth:`close` (an object is opened once, not once a read); reads come in offset order, so
+    each one reads ahead :data:`READ_AHEAD` bytes (one request to object storage serves the
+    documents sampled close together)."""
+
+    def __init__(self, path: str, dtype: str, files: FileAccess = LOCAL) -> None:
+        self.path = path
+        self.typecode = TYPECODES[dtype]
+        self.itemsize = array(self.typecode).itemsize
+        self.total = files.size(path) // self.itemsize
+        self.file = files.open(path)
+        self.buffer, self.buffer_at = b"", 0  # bytes read ahead, from byte buffer_at
+
+    def close(self) -> None:
+        self.file.close()
+
+    def _bytes(self, first: int, size: int) -> bytes:
+        """Bytes ``[first, first + size)`` of the file (fewer at its end)."""
+        at = first - self.buffer_at
+        if not (0 <= at and first + size <= self.buffer_at + len(self.buffer)):
+            self.file.seek(first)
+            self.buffer, self.buffer_at, at = self.file.read(max(size, READ_AHEAD)), first, 0
+        return self.buffer[at : at + size]
+
+    def read_at(self, byte: int, count: int) -> list[int]:
+        """``count`` ids from byte ``byte`` of the file (fewer at its end)."""
+        raw = self._bytes(byte, max(0, count) * self.itemsize)
+        values = array(self.typecode)
+        values.frombytes(raw[: len(raw) - len(raw) % self.itemsize])
+        if sys.byteorder != "little":
+            values.byteswap()
+        return values.tolist()
+
+    def read(self, start: int, length: int) -> list[int]:
+        """Ids ``[start, start + length)`` of the file."""
+        return self.read_at(start * self.itemsize, length)
+
+    def where(self, offset: int) -> str:
+        return f"token {offset} of {os.path.basename(self.path)}"

@@ -19,6 +19,9 @@ writes it, each non-empty document is one sequence, and an empty document has no
 document index repeats the previous one (so sequence *i* is row *i* only when no row is
 empty; :func:`read_documents` goes by the document indices and yields empty documents too).
 The token dtype is :func:`megatron_dtype` of the vocabulary size, as Megatron chooses it.
+``--append-eod`` appends the EOD to a document with ids only, so an empty document stays one of
+no sequence (``Encoder.encode``): batchtok's ``output.append_eos`` does the same. A job's files
+equal preprocess_data's own for the same texts (``tests/formats/test_peer_fidelity.py``).
 
 Reading it back (numpy)::
 

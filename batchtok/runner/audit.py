@@ -36,10 +36,7 @@ trainer format's files; :func:`.inputs.files.open_source` for inputs).
 from __future__ import annotations
 
 import contextlib
-import os
 import random
-import sys
-from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -63,13 +60,12 @@ from .io.arrow_fs import StorageOptions
 from .job import Job, display_path
 from .job.settings import AUDIT_SAMPLE, AUDIT_SEED
 from .outputs.formats import FORMATS
-from .outputs.parquet import PAGE_CHECKSUMS, TYPECODES
+from .outputs.parquet import PAGE_CHECKSUMS
 from .plan.prepare import Prepared, plan_job, prepare
 
 EXTRA = "pip install 'batchtok[audit]'"
 BATCH_ROWS = 2048  # input rows read (and encoded) at a time
 MISMATCHES_KEPT = 100  # listed in the report; the rest are counted
-READ_AHEAD = 1 << 16  # bytes of a trainer format's data file read at a time, at least
 
 
 def import_oracle() -> Any:
@@ -468,43 +464,6 @@ def _group_of(starts: Sequence[int], row: int) -> int:
     return lo
 
 
-class DataFile:
-    """A trainer format's data file (Megatron ``.bin``, datatrove ``.ds``), local or in object
-    storage: its tokens by offset. Open until :meth:`close` (an object is opened once, not
-    once a read); reads come in offset order, so each one reads ahead :data:`READ_AHEAD`
-    bytes (one request to object storage serves the documents sampled close together)."""
-
-    def __init__(self, path: str, dtype: str, options: StorageOptions | None = None) -> None:
-        self.path = path
-        self.typecode = TYPECODES[dtype]
-        self.itemsize = array(self.typecode).itemsize
-        self.total = stores.size_of(path, options) // self.itemsize
-        self.file = stores.open_binary(path, options)
-        self.buffer, self.buffer_at = b"", 0  # bytes read ahead, from byte buffer_at
-
-    def close(self) -> None:
-        self.file.close()
-
-    def _bytes(self, first: int, size: int) -> bytes:
-        """Bytes ``[first, first + size)`` of the file (fewer at its end)."""
-        at = first - self.buffer_at
-        if not (0 <= at and first + size <= self.buffer_at + len(self.buffer)):
-            self.file.seek(first)
-            self.buffer, self.buffer_at, at = self.file.read(max(size, READ_AHEAD)), first, 0
-        return self.buffer[at : at + size]
-
-    def read(self, start: int, length: int) -> list[int]:
-        raw = self._bytes(start * self.itemsize, max(0, length) * self.itemsize)
-        values = array(self.typecode)
-        values.frombytes(raw[: len(raw) - len(raw) % self.itemsize])
-        if sys.byteorder != "little":
-            values.byteswap()
-        return values.tolist()
-
-    def where(self, offset: int) -> str:
-        return f"token {offset} of {os.path.basename(self.path)}"
-
-
 class PackedRows:
     """Packed Parquet rows read as one token stream (rows of ``length`` ids, the last one
     shorter); a row of another length before the last is a problem, reported."""
@@ -602,6 +561,7 @@ class JobAudit:
         self.prep = prep
         self.job = prep.job
         self.output_format = FORMATS[self.job.format]
+        self.drops_empty = not self.output_format.keeps_empty_documents
         self.facts: TokenizerFacts = prep.facts
         self.report = report
         self.oracle = oracle
@@ -728,9 +688,12 @@ class JobAudit:
             for row, _, _, bad in batch:
                 result = results.get(row)  # ids or why the oracle refuses, if encoded
                 refused = bad or (result if isinstance(result, str) else "")
+                expected = self.expected(bad if result is None else result)
                 if row in wanted:
-                    found[row] = (document, self.expected(bad if result is None else result))
-                if not refused or self.job.bad_rows == "empty_ids":
+                    found[row] = (document, expected)
+                # a format leaving empty documents out (datatrove, MDS) has none for an empty row
+                dropped = self.drops_empty and (bad or result is not None) and expected == []
+                if (not refused or self.job.bad_rows == "empty_ids") and not dropped:
                     document += 1
         return found, document
 
@@ -780,12 +743,11 @@ class JobAudit:
             self.report.problems.append(f"{out} cannot be read: {exc}")
             return None
 
-    def _data_file(self, out: str, dtype: str) -> DataFile:
-        """The output's data file, open until the file's audit ends."""
-        path = self.output_format.data_file(out)
-        return self.open_files.enter_context(
-            contextlib.closing(DataFile(path, dtype, self.job.storage))
-        )
+    def _data_file(self, out: str, dtype: str) -> Any:
+        """The output's ids by token offset (its data file, MDS's samples), open until the
+        file's audit ends."""
+        stream = self.output_format.token_stream(stores.as_path(out, self.job.storage), dtype)
+        return self.open_files.enter_context(contextlib.closing(stream))
 
     def _compare_documents(
         self,
@@ -813,6 +775,10 @@ class JobAudit:
             document, expected = found[row]
             if expected is None:  # a bad row is no document here
                 compare(self.report, audit, self.oracle, row, "no document", None, None)
+                continue
+            if self.drops_empty and not expected:  # nor an empty one in datatrove, MDS
+                where = "no document (an empty one is left out)"
+                compare(self.report, audit, self.oracle, row, where, [], expected)
                 continue
             if document not in spans:
                 compare(

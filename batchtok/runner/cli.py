@@ -209,7 +209,7 @@ def plan(job, as_json, verify, no_hash) -> None:
     from .plan.prepare import plan_job
 
     try:
-        report = escaped_json(plan_job(job, verify=verify, hash_inputs=not no_hash))
+        report = _escaped(plan_job(job, verify=verify, hash_inputs=not no_hash))
     except JobError as exc:
         _fail_usage(exc)
     if as_json:
@@ -235,6 +235,17 @@ def plan(job, as_json, verify, no_hash) -> None:
     click.echo(f"{len(report['files'])} files, {counts['total']} shards: {parts}")
     for note in report["notes"]:
         click.echo(f"note: {note}")
+
+
+def _escaped(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` with its strings escaped for display (:func:`escaped_json`), or as it is
+    when none needs it: a plan of 100,000 shards holds a million strings, all looked at in
+    one encoding here (a lone surrogate, a name that is not UTF-8, does not encode)."""
+    try:
+        json.dumps(report, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return escaped_json(report)
+    return report
 
 
 @click.command("status", context_settings=CONTEXT)

@@ -60,13 +60,14 @@ from .plan.records import FileRecord, Records, memo_hashes, remember_hashes
 from .plan.states import (
     FileState,
     hash_spec,
+    listed_parts,
     orphan_outputs,
     output_moved,
     record_output,
     remove_part,
     resolve,
 )
-from .plan.tasks import join_task, shard_task
+from .plan.tasks import join_task, shard_tasks
 from .report.progress import LogSession, Progress
 from .report.stats import FailureRecord, RunStats, ShardStats, process_started
 from .report.summary import (
@@ -135,6 +136,7 @@ class _Run:
         self.store = store_of(out)
         self.tmp_dir = self.store.tmp_dir(out, self.sdir)
         self.parts_dir = self.sdir / "parts"
+        self.parts_found: frozenset[str] = frozenset()  # its names before the work began
         self.records = Records(self.sdir)
         self.stats = RunStats()
         self.states: dict[str, FileState] = {}
@@ -324,6 +326,8 @@ class _Run:
                 extra={"event": "padding_not_applied"},
             )
         self._report_orphans()
+        # Listed once, under the lock: no part appears before the encode phase writes them.
+        self.parts_found = listed_parts(self.parts_dir)
         need_hash = self._inputs_to_hash()
         if need_hash and prep.tokenizer is not None and job.executor == "local":
             # Loaded already (to learn its facts): hash and encode on the same workers, one
@@ -418,14 +422,24 @@ class _Run:
 
     # -- cache records --------------------------------------------------------------------
 
-    def _resolve(self, f: InputFile, hashes: list[RowGroupHash], record: FileRecord) -> None:
+    def _resolve(
+        self, f: InputFile, hashes: list[RowGroupHash], record: FileRecord, changed: bool = False
+    ) -> None:
+        """Find what of ``f`` is complete; list the files of an output with work left in its
+        record as this job's, before any is written; save the record if that (or the
+        caller: ``changed``) changed it."""
         assert self.prep is not None
         st = self.states[f.rel]
-        resolve(st, hashes, self.prep.fingerprint(f), self.parts_dir, record, self.verify)
+        fingerprint = self.prep.fingerprint(f)
+        resolve(st, hashes, fingerprint, self.parts_dir, record, self.verify, self.parts_found)
         if st.note:
             log.warning("%s", st.note, extra={"event": "output_redo", "file": str(st.output)})
         for note in st.discarded:
             log.warning("%s", note, extra={"event": "part_discarded", "file": f.rel})
+        if not st.complete and claim(record, st):
+            changed = True
+        if changed:
+            self.records.save(f.rel, record)
         if st.output_trusted and output_moved(st, record.output):
             record_output(self.records, st, record)
 
@@ -457,8 +471,7 @@ class _Run:
             batches = arrow_memo(self.job, f) if f.arrow else None
             spec = hash_spec(self.job, f)
             remember_hashes(record, f.path, f.stat_key(), spec, hashes, blocks, batches)
-            self.records.save(f.rel, record)
-            self._resolve(f, hashes, record)
+            self._resolve(f, hashes, record, changed=True)  # (one write: hashes and claim)
             self.progress.shards_done += 1
 
         self.dispatch.drive(executor, done)
@@ -521,18 +534,17 @@ class _Run:
                     self.stats.shards_cached += len(st.shards)
                     self.stats.cached_bad_rows += st.cached_bad_rows()
                 continue
-            todo = st.todo()
-            claim(self.records, st)  # before any of its files is written
+            todo = st.todo()  # (its output's files were claimed when it was resolved)
             self.stats.shards_cached += len(st.shards) - len(todo)
             self.stats.cached_bad_rows += st.cached_bad_rows()
-            keys = set()
-            for i in todo:
-                if st.keys[i] not in keys:  # shards of identical content are encoded once
-                    keys.add(st.keys[i])
-                    task = shard_task(self.prep, st, i, self.parts_dir, self.tmp_dir)
-                    tasks.append((st.shards[i].text_bytes, task))
             if not todo:
                 joins.append(st)
+                continue
+            unique: dict[str, int] = {}  # shards of identical content are encoded once
+            for i in todo:
+                unique.setdefault(st.keys[i], i)
+            made = shard_tasks(self.prep, st, unique.values(), self.parts_dir, self.tmp_dir)
+            tasks += [(task.text_bytes, task) for task in made]
         return tasks, joins
 
     def _join(self, executor: Executor, st: FileState) -> None:

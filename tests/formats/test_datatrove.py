@@ -45,6 +45,33 @@ def test_layout_of_a_small_file(tmp_path):
     assert meta == b"meta-llama/Llama-3.2-1B|2\n7\n7.00 T"
 
 
+def test_skip_empty_leaves_empty_documents_out_as_datatroves_pipeline_does(tmp_path):
+    """TokenizedFile writes an empty document it is given (above); datatrove's readers give it
+    none, and ``skip_empty`` writes what that pipeline does, its sidecar saying so."""
+    docs = [[], [1, 2, 3, 0], [], [], [4, 5, 0], []]
+    tmp = str(tmp_path / "tmp")
+    kept, skipped = str(tmp_path / "kept.ds"), str(tmp_path / "skipped.ds")
+    for path, skip in ((kept, False), (skipped, True)):
+        with datatrove.DatatroveWriter(path, tmp, "uint16", "gpt2", skip_empty=skip) as w:
+            for doc in docs:
+                w.add_document(doc)
+        assert w.published_documents() == (2 if skip else 6)
+    ds, index, meta = DT.bytes(skipped)
+    assert [ds, meta] == DT.bytes(kept)[::2]  # the same ids and metadata
+    assert index == struct.pack("<2Q", 4, 7)
+    assert DT.read(skipped) == [[1, 2, 3, 0], [4, 5, 0]]
+    assert datatrove.read_info(skipped).documents == 2
+    assert (datatrove.empty_entries(kept), datatrove.empty_entries(skipped)) == (4, 0)
+    sidecar = datatrove.read_sidecar(skipped)
+    assert sidecar["documents"] == 2 and sidecar["empty_documents"] == "left out"
+    assert "empty_documents" not in datatrove.read_sidecar(kept)
+    # merged, the parts' empty documents are left out too
+    merged = str(tmp_path / "merged.ds")
+    datatrove.merge([kept, skipped], merged, tmp, skip_empty=True)
+    assert DT.read(merged) == [[1, 2, 3, 0], [4, 5, 0]] * 2
+    assert datatrove.empty_entries(merged) == 0
+
+
 def test_dtype_follows_datatrove_above_65536():
     assert [datatrove.datatrove_dtype(v) for v in EDGE_VOCABS] == [
         "uint16",

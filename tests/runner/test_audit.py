@@ -7,6 +7,7 @@ audited as a local one is."""
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import random
@@ -23,9 +24,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import batchtok
-from batchtok.formats import datatrove, megatron
+from batchtok.formats import datatrove, mds, megatron
+from batchtok.formats import files as files_module
 from batchtok.runner import audit as audit_module
 from batchtok.runner.audit import Stratum, draw_sample
+from batchtok.runner.outputs.formats import FORMATS
 from tests.support.fixtures import fixture_path
 from tests.support.runner import (
     EXAMPLE_JOB,
@@ -186,15 +189,17 @@ def test_a_clean_output_passes_and_one_planted_wrong_id_is_found(
         where = f"packed row {start // pack} position {start % pack}"
     else:
         path = out / ("a.bin" if format == "megatron" else "a.ds")
+        keeps_empty = FORMATS[format].keeps_empty_documents  # datatrove: no empty document
         if not pack:  # the format's own reader: the documents are the oracle's plus EOS
             reader = (
                 megatron.read_documents(str(out / "a"))
                 if format == "megatron"
                 else datatrove.read_documents(str(path))
             )
-            assert [d.tolist() for d in reader] == documents
+            assert [d.tolist() for d in reader] == [d for d in documents if d or keeps_empty]
         old, new = _plant_in_bytes(path, offset)
-        where = f"token {offset - position} of {path.name}" if pack else f"document {document}"
+        number = document if keeps_empty else sum(1 for d in documents[:document] if d)
+        where = f"token {offset - position} of {path.name}" if pack else f"document {number}"
     code, output = _audit(job, "--sample", ALL)
     assert code == 1, output
     lines = [line for line in output.splitlines() if line.startswith("mismatch:")]
@@ -202,6 +207,51 @@ def test_a_clean_output_passes_and_one_planted_wrong_id_is_found(
     written_file = {"parquet": "a.parquet", "megatron": "a.idx", "datatrove": "a.ds"}[format]
     assert f"/out/{written_file} row {row} " in lines[0]
     assert where in lines[0] and f"position {position}:" in lines[0]
+    assert f"written {new} " in lines[0] and f"tokenizers {old} " in lines[0]
+    assert "rows checked: 115, rows equal: 114" in output
+
+
+@pytest.mark.parametrize(
+    ("pack", "bad_rows"), [(None, "null_ids"), (None, "empty_ids"), (64, "null_ids")]
+)
+def test_an_mds_output_is_audited_through_its_samples_across_shards(
+    tmp_path: Path, pack: int | None, bad_rows: str, monkeypatch
+) -> None:
+    """MDS leaves empty documents out (the empty row 6; under empty_ids the null row 5 too):
+    the audit finds each row's sample past them, across shards, and one planted wrong id."""
+    monkeypatch.setattr(audit_module, "BATCH_ROWS", 16)
+    monkeypatch.setattr(mds, "SIZE_LIMIT", 1 << 10)  # 1 kB shards: many of them
+    rows = _inputs(tmp_path)
+    settings: dict = {"output__format": "mds", "run__bad_rows": bad_rows}
+    settings["output__append_eos"] = True
+    if pack:
+        settings["output__pack_length"] = pack
+    job = _run(tmp_path, **settings)
+    out = tmp_path / "out" / "a.mds"
+    assert len(list(out.glob("shard.*.mds"))) > 3
+    report = _report(job, "--sample", ALL)
+    assert report["ok"], report
+    assert report["rows_checked"] == report["rows_equal"] == 115
+    documents = _documents(rows["a"], True, bad_rows)
+    if not pack:  # the format's own reader: the non-empty documents, the oracle's plus EOS
+        assert [d.tolist() for d in mds.read_documents(str(out))] == [d for d in documents if d]
+    row, position = 40, 3
+    offset = _document_offset(documents, row - (bad_rows != "empty_ids")) + position
+    tokens = mds.MdsTokens(str(out))
+    sample = bisect.bisect_right(tokens.starts, offset) - 1
+    shard = out / tokens.names[tokens.shard[sample]]
+    at = tokens.byte[sample] + (offset - tokens.starts[sample]) * 4
+    data = bytearray(shard.read_bytes())
+    (old,) = struct.unpack_from("<i", data, at)
+    new = _other(old)
+    struct.pack_into("<i", data, at, new)
+    shard.write_bytes(bytes(data))
+    code, output = _audit(job, "--sample", ALL)
+    assert code == 1, output
+    lines = [line for line in output.splitlines() if line.startswith("mismatch:")]
+    assert len(lines) == 1, output
+    assert f"/out/a.mds/index.json row {row} " in lines[0]
+    assert f"of {shard.name})" in lines[0] and f"position {position}:" in lines[0]
     assert f"written {new} " in lines[0] and f"tokenizers {old} " in lines[0]
     assert "rows checked: 115, rows equal: 114" in output
 
@@ -219,7 +269,8 @@ def test_a_flipped_byte_in_a_parquet_output_is_a_failure_naming_its_row_group(
 
 
 def test_a_document_length_changed_in_the_index_is_a_mismatch(tmp_path: Path) -> None:
-    _inputs(tmp_path)
+    rows = _inputs(tmp_path)
+    row_of = [i for i, text in enumerate(rows["a"]) if text]  # datatrove's documents: no empty
     job = _run(tmp_path, output__format="datatrove", output__append_eos=True)
     index = tmp_path / "out" / "a.ds.index"
     ends = list(struct.unpack(f"<{index.stat().st_size // 8}Q", index.read_bytes()))
@@ -229,8 +280,9 @@ def test_a_document_length_changed_in_the_index_is_a_mismatch(tmp_path: Path) ->
     assert code == 1
     mismatches = [line for line in output.splitlines() if line.startswith("mismatch:")]
     assert len(mismatches) == 2, output
-    assert "a.ds row 21 (document 20, " in mismatches[0] and "ids written" in mismatches[0]
-    assert "a.ds row 22 (document 21, " in mismatches[1]
+    assert f"a.ds row {row_of[20]} (document 20, " in mismatches[0], output
+    assert "ids written" in mismatches[0]
+    assert f"a.ds row {row_of[21]} (document 21, " in mismatches[1], output
 
 
 def test_the_example_job_passes_and_the_sample_is_the_seed_s(tmp_path: Path) -> None:
@@ -459,10 +511,10 @@ def test_a_data_file_reads_every_span_right_across_its_read_ahead(tmp_path: Path
     values = [rng.randrange(65536) for _ in range(100_000)]
     path = tmp_path / "a.bin"
     path.write_bytes(struct.pack(f"<{len(values)}H", *values))
-    step = audit_module.READ_AHEAD // 2  # a buffer holds this many 2-byte tokens
+    step = files_module.READ_AHEAD // 2  # a buffer holds this many 2-byte tokens
     spans = [(0, 5), (3, 10), (step - 2, 4), (step + 1, 3 * step), (50, 7), (99_990, 20)]
     spans += [(rng.randrange(100_000), rng.randrange(3000)) for _ in range(40)]
-    data = audit_module.DataFile(str(path), "uint16")
+    data = files_module.FlatTokens(str(path), "uint16")
     try:
         assert data.total == len(values)
         for start, length in spans:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from batchtok.formats import mds
 from batchtok.runner.errors import LockHeld
 from batchtok.runner.io import lock as lock_module
 from batchtok.runner.io import s3
@@ -224,6 +225,53 @@ def test_a_megatron_output_on_s3_matches_the_local_one_and_the_primary_file_come
     assert code == 0, output
     code, output = invoke("run", remote)
     assert code == 0 and "nothing to do" in output, output
+
+
+def test_an_mds_output_on_s3_matches_the_local_one_and_its_index_comes_last(
+    tmp_path: Path, endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each input's MDS directory on S3: the files of the local run byte for byte, the
+    sidecar uploaded first and index.json last; --verify reads it back whole; a rewrite with
+    fewer shards deletes the older set's extra shard objects."""
+    monkeypatch.setattr(mds, "SIZE_LIMIT", 1 << 12)  # 4 kB shards: several of them
+    local_in = _corpus(tmp_path / "in")
+    bucket(endpoint, "out-mds")
+    (tmp_path / "disk").mkdir()
+    settings = {"output__format": "mds", "run__shard_mb": 0.002}
+    on_disk = basic_job(tmp_path / "disk", input__paths=[str(local_in)], **settings)
+    code, output = invoke("run", on_disk)
+    assert code == 0, output
+    remote = _s3_job(tmp_path, local_in, endpoint, "s3://out-mds/mds/", **settings)
+    puts = _put_log(monkeypatch, tmp_path / "puts.log")  # the workers are forked: they log too
+    code, output = invoke("run", remote)
+    assert code == 0, output
+    order = puts()
+    for stem in ("a", "sub/b"):
+        written = [k for k in order if k.startswith(f"mds/{stem}.mds/")]
+        shards = [f"mds/{stem}.mds/{mds.shard_name(i)}" for i in range(len(written) - 2)]
+        assert written == [
+            f"mds/{stem}.mds/index.batchtok.json",
+            *shards,
+            f"mds/{stem}.mds/index.json",
+        ]
+        # the record of the output written after it (it lists the files' stats)
+        assert f"mds/.batchtok/records/{stem}.parquet.json" in order[order.index(written[-1]) :]
+    assert len([k for k in order if k.startswith("mds/a.mds/shard.")]) > 2
+    want = _local_files(tmp_path / "disk" / "out")
+    assert _remote_files(endpoint, "out-mds", "mds/") == want
+    code, output = invoke("run", remote, "--verify")
+    assert code == 0 and "nothing to do" in output, output
+    write_parquet(local_in / "a.parquet", texts(3, seed=1))  # one shard's worth now
+    for job in (on_disk, remote):
+        code, output = invoke("run", job)
+        assert code == 0, output
+    want = _local_files(tmp_path / "disk" / "out")
+    assert sorted(k for k in want if k.startswith("a.mds/")) == [
+        "a.mds/index.batchtok.json",
+        "a.mds/index.json",
+        "a.mds/shard.00000.mds",
+    ]
+    assert _remote_files(endpoint, "out-mds", "mds/") == want
 
 
 def test_verify_finds_a_corrupt_datatrove_index_on_s3_and_writes_it_again(

@@ -1,17 +1,21 @@
-"""Trainer formats from a job: Megatron bin/idx and datatrove .ds read back equal to the
-oracle's ids (plus EOS), packed rows of exactly N ids whatever the shards and workers, the
-cache and resume as for Parquet, and refusals that name the key."""
+"""Trainer formats from a job: Megatron bin/idx, datatrove .ds and MDS (read by streaming's
+own StreamingDataset) read back equal to the oracle's ids (plus EOS), packed rows of exactly N
+ids whatever the shards and workers, the cache and resume as for Parquet, and refusals that
+name the key."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
-from batchtok.formats import datatrove, megatron
+from batchtok.formats import datatrove, mds, megatron
+from batchtok.runner.outputs.formats import FORMATS
+from tests.support import streaming
 from tests.support.models import EMPTY_FILE
 from tests.support.oracle import added_token, with_changes
 from tests.support.runner import (
@@ -33,7 +37,15 @@ EOS = 50256  # GPT-2's <|endoftext|>
 def _read(out: Path, name: str, format: str) -> list[list[int]]:
     if format == "megatron":
         return [d.tolist() for d in megatron.read_documents(str(out / name))]
+    if format == "mds":  # an empty document is no sample
+        return [d.tolist() for d in mds.read_documents(str(out / f"{name}.mds"))]
     return [d.tolist() for d in datatrove.read_documents(str(out / f"{name}.ds"))]
+
+
+def _primary(name: str, format: str) -> str:
+    return {"megatron": f"{name}.idx", "datatrove": f"{name}.ds", "mds": f"{name}.mds/index.json"}[
+        format
+    ]
 
 
 def _with_eos(rows: list[list[int]]) -> list[list[int]]:
@@ -67,7 +79,7 @@ def test_the_example_job_in_a_trainer_format_reads_back_as_its_ids_plus_eos(
     assert provenance["tokenizer"]["sha256"] == summary(tmp_path)["tokenizer"]["sha256"]
 
 
-@pytest.mark.parametrize("format", ["megatron", "datatrove"])
+@pytest.mark.parametrize("format", ["megatron", "datatrove", "mds"])
 def test_a_multi_shard_file_resumes_after_a_killed_worker_and_the_cache_holds(
     tmp_path: Path, format: str, monkeypatch
 ) -> None:
@@ -80,19 +92,22 @@ def test_a_multi_shard_file_resumes_after_a_killed_worker_and_the_cache_holds(
     kill_worker_on_shard("c.parquet#2", monkeypatch, PARENT)
     code, output = invoke("run", job)
     assert code == 1, output
-    assert not (out / ("c.idx" if format == "megatron" else "c.ds")).exists()
+    assert not (out / _primary("c", format)).exists()
     monkeypatch.undo()
     code, output = invoke("run", job)
     assert code == 3, output  # the null row
     assert summary(out)["shards"]["done"] == 1
     good = [d for d in docs if d is not None]
-    assert _read(out, "c", format) == _with_eos(oracle_ids(good))
+    want = _with_eos(oracle_ids(good))
+    if not FORMATS[format].keeps_empty_documents:  # datatrove, MDS: no empty document
+        want = [r for r in want if r]
+    assert _read(out, "c", format) == want
     code, output = invoke("run", job)
     assert code == 3 and "nothing to do" in output, output
     assert list((out / ".batchtok" / "parts").glob("*")) == []
 
 
-@pytest.mark.parametrize("format", ["parquet", "megatron", "datatrove"])
+@pytest.mark.parametrize("format", ["parquet", "megatron", "datatrove", "mds"])
 @pytest.mark.parametrize("keep_last", [True, False])
 def test_packed_rows_hold_every_token_once_in_order_whatever_the_shards_and_workers(
     tmp_path: Path, format: str, keep_last: bool
@@ -132,6 +147,87 @@ def test_packed_rows_hold_every_token_once_in_order_whatever_the_shards_and_work
         assert flat == stream[: len(stream) - len(stream) % n] and len(rows[-1]) == n
 
 
+def test_the_example_job_in_mds_reads_back_through_streaming_as_its_ids_plus_eos(
+    tmp_path: Path,
+) -> None:
+    """streaming's own StreamingDataset reads each document's ids plus EOS (an empty one is no
+    sample), int32 by default (llm-foundry's ndarray:int32) or the job's output.dtype."""
+    want = [row for row in _with_eos(oracle_ids(pq.read_table(SAMPLE)["text"].to_pylist())) if row]
+    outs = {}
+    for dtype in ("int32", "uint16"):
+        outs[dtype] = tmp_path / dtype
+        code, output = invoke(
+            "run",
+            EXAMPLE_JOB,
+            "--set",
+            f"output.dir={json.dumps(str(outs[dtype]))}",
+            "--set",
+            "output.format=mds",
+            "--set",
+            "output.append_eos=true",
+            "--set",
+            f"output.dtype={dtype}",
+        )
+        assert code == 0, output
+        got = streaming.read_back(outs[dtype] / "sample.mds")
+        assert got["samples"] == got["iterated"] == want
+        assert got["dtypes"] == [dtype]
+        index = json.loads((outs[dtype] / "sample.mds" / "index.json").read_text())
+        assert index["shards"][0]["column_encodings"] == [f"ndarray:{dtype}"]
+    provenance = mds.read_provenance(str(outs["int32"] / "sample.mds"))
+    assert provenance["tokenizer"]["sha256"] == summary(outs["int32"])["tokenizer"]["sha256"]
+    # several outputs read as one dataset, as streams
+    both = streaming.read_back(outs["int32"] / "sample.mds", outs["uint16"] / "sample.mds")
+    assert both["samples"] == want + want
+
+
+def test_packed_mds_rows_are_concat_tokens_samples_in_shards_of_the_size_limit(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """output.pack_length = N with pack_keep_last = false writes what llm-foundry's
+    --concat_tokens N does with its EOS text: samples of exactly N ids, the documents' ids
+    plus EOS one after another, the short rest dropped; shards are cut at the size limit."""
+    monkeypatch.setattr(mds, "SIZE_LIMIT", 1 << 12)  # 4 kB shards: several of them
+    docs = texts(150, seed=12)
+    write_parquet(tmp_path / "in" / "a.parquet", docs, row_group_size=10)
+    n = 64
+    job = basic_job(
+        tmp_path,
+        run__workers=1,
+        run__shard_mb=0.002,
+        output__format="mds",
+        output__append_eos=True,
+        output__pack_length=n,
+        output__pack_keep_last=False,
+    )
+    code, output = invoke("run", job)
+    assert code == 0, output
+    stream = [i for row in _with_eos(oracle_ids(docs)) for i in row]
+    rows = [stream[at : at + n] for at in range(0, len(stream) - n + 1, n)]
+    out = tmp_path / "out" / "a.mds"
+    got = streaming.read_back(out)
+    assert got["samples"] == rows
+    shards = json.loads((out / "index.json").read_text())["shards"]
+    assert len(shards) > 2 and all(s["raw_data"]["bytes"] <= 1 << 12 for s in shards)
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["index.json", "index.batchtok.json"] + [s["raw_data"]["basename"] for s in shards]
+    )
+
+
+def test_an_mds_directory_batchtok_did_not_write_is_never_replaced(tmp_path: Path) -> None:
+    """MDSWriter's own directory at the output path (no sidecar names the input): refused
+    before any work, its index.json and shard named; nothing in it is touched."""
+    write_parquet(tmp_path / "in" / "a.parquet", texts(20, seed=4))
+    theirs = tmp_path / "out" / "a.mds"
+    shutil.copytree(Path(__file__).parents[1] / "formats" / "data" / "mds_example", theirs)
+    before = {p.name: p.read_bytes() for p in theirs.iterdir()}
+    code, output = invoke("run", basic_job(tmp_path, output__format="mds"))
+    assert code == 2 and "output.dir" in output, output
+    assert "a.mds/index.json is not a file batchtok wrote" in output, output
+    assert "a.mds/shard.00000.mds is not a file batchtok wrote" in output, output
+    assert {p.name: p.read_bytes() for p in theirs.iterdir()} == before
+
+
 def test_an_eos_the_vocab_lacks_is_refused_naming_the_key(tmp_path: Path) -> None:
     write_parquet(tmp_path / "in" / "a.parquet", texts(5))
     code, output = invoke("run", basic_job(tmp_path, output__append_eos="</s>"))
@@ -152,7 +248,7 @@ def test_a_trainer_output_changed_on_disk_is_rewritten(tmp_path: Path) -> None:
     assert _read(tmp_path / "out", "a", "megatron") == oracle_ids(texts(40, seed=2))
 
 
-@pytest.mark.parametrize("format", ["megatron", "datatrove"])
+@pytest.mark.parametrize("format", ["megatron", "datatrove", "mds"])
 def test_an_upper_case_parquet_input_names_its_trainer_output_without_the_extension(
     tmp_path: Path, format: str
 ) -> None:

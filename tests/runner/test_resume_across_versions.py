@@ -8,6 +8,13 @@ that version's ``batchtok plan`` made of them), one job per output format. Only 
 ``batchtok`` command and the file system are used here, so the test holds however the runner
 is arranged inside.
 
+One thing that version wrote is no longer what this one writes: a datatrove output held an
+empty document as an index entry (a repeated end), which this version leaves out as datatrove's
+own pipeline does. Such an output (``c`` and ``d`` of the datatrove job: their inputs have
+empty texts) is written again, its shards encoded again: the test finds them from the old
+files themselves (:func:`outdated_inputs`) and expects that of them, and everything above of
+the rest.
+
 The old state is relocatable as it is: the job's paths are relative to the job file, outputs
 and sidecars name files relatively, and what is absolute (the input's path in each record, the
 job file in the lock) or tied to the old machine (each record's stats of inputs and outputs:
@@ -20,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -76,6 +84,18 @@ def outputs(out: Path) -> dict[str, bytes]:
     }
 
 
+def outdated_inputs(out: Path) -> set[str]:
+    """The inputs whose complete output in ``out``, as the old version wrote it, this version
+    writes again: a datatrove set whose index repeats an end (an empty document's entry)."""
+    outdated = set()
+    for index in out.glob("*.ds.index"):
+        data = index.read_bytes()
+        ends = struct.unpack(f"<{len(data) // 8}Q", data)
+        if any(a == b for a, b in zip((0, *ends), ends)):
+            outdated.add(index.name.removesuffix(".ds.index") + ".parquet")
+    return outdated
+
+
 def identities(out: Path, names: list[str]) -> dict[str, tuple[int, int]]:
     """(inode, mtime in ns) of each named file: a file rewritten, even with the same bytes,
     gets another inode (writes are renamed into place) or another mtime."""
@@ -87,7 +107,13 @@ def test_a_run_killed_by_the_older_version_is_finished_without_encoding_again(
     job_name: str, tmp_path: Path
 ) -> None:
     expected = MANIFEST["jobs"][job_name]
-    shards = expected["shards"]
+    old = outdated_inputs(FIXTURE / expected["output_dir"])
+    assert bool(old) == (job_name == "datatrove.toml")
+    # the shards of an output written again are encoded again, as those never finished
+    shards = {
+        shard: {**found, "status": "to do"} if shard.split("#")[0] in old else found
+        for shard, found in expected["shards"].items()
+    }
     to_do = [shard for shard, found in shards.items() if found["status"] == "to do"]
     # a file is written by this run if any of its shards was not in a complete output
     files_to_write = {
@@ -107,7 +133,8 @@ def test_a_run_killed_by_the_older_version_is_finished_without_encoding_again(
     assert seen == shards
 
     # Finishing it encodes the shards left and nothing else.
-    complete = identities(out, expected["outputs"])
+    kept = [name for name in expected["outputs"] if f"{name.split('.')[0]}.parquet" not in old]
+    complete = identities(out, kept)
     summary = run(killed)
     assert summary["status"] == "success"
     assert summary["shards"] == {
@@ -118,7 +145,7 @@ def test_a_run_killed_by_the_older_version_is_finished_without_encoding_again(
     }
     assert summary["rows"]["read"] == sum(shards[shard]["rows"] for shard in to_do)
     assert summary["files"]["written"] == len(files_to_write)
-    assert identities(out, expected["outputs"]) == complete  # left as the old run wrote them
+    assert identities(out, kept) == complete  # left as the old run wrote them
     for leftover in expected["parts"] + expected["temporary"]:  # joined, or a dead run's
         assert not (out / leftover).exists(), leftover
 

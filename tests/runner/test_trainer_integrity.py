@@ -1,4 +1,4 @@
-"""A derived output (Megatron, datatrove, packed Parquet rows) is checked as a Parquet output
+"""A derived output (Megatron, datatrove, MDS, packed Parquet rows) is checked as a Parquet output
 is: a file whose stat changed since it was written is trusted only if it still has the
 content hash recorded then, ``--verify`` compares every file's hash, and a changed file is
 rebuilt with its ids equal to the oracle's again; locally and in object storage (moto's S3
@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from batchtok.formats import datatrove, megatron
+from batchtok.formats import datatrove, mds, megatron
 from batchtok.runner.io.stores import stat_of
 from tests.support.runner import basic_job, invoke, oracle_ids, summary, texts, write_parquet
 from tests.support.s3 import bucket, moto_server, objects, s3_client
@@ -25,12 +25,25 @@ DOCS = texts(120, seed=5)
 FORMATS = {
     "megatron": ({"output__format": "megatron"}, "a.bin"),
     "datatrove": ({"output__format": "datatrove"}, "a.ds"),
+    "mds": ({"output__format": "mds"}, "a.mds/shard.00000.mds"),
     "packed": ({"output__pack_length": 37}, "a.parquet"),
 }
 SETS = {
     "megatron": ["a.bin", "a.batchtok.json", "a.idx"],
     "datatrove": ["a.ds.index", "a.ds.metadata", "a.ds.batchtok.json", "a.ds"],
+    "mds": ["a.mds/index.batchtok.json", "a.mds/shard.00000.mds", "a.mds/index.json"],
     "packed": ["a.parquet"],
+}
+PRIMARY = {
+    "megatron": "a.idx",
+    "datatrove": "a.ds",
+    "mds": "a.mds/index.json",
+    "packed": "a.parquet",
+}
+SIDECAR = {
+    "megatron": "a.batchtok.json",
+    "datatrove": "a.ds.batchtok.json",
+    "mds": "a.mds/index.batchtok.json",
 }
 
 
@@ -58,6 +71,8 @@ def _tokens(out: Path, kind: str) -> list[int]:
         return [i for d in megatron.read_documents(str(out / "a")) for i in d.tolist()]
     if kind == "datatrove":
         return [i for d in datatrove.read_documents(str(out / "a.ds")) for i in d.tolist()]
+    if kind == "mds":
+        return [i for d in mds.read_documents(str(out / "a.mds")) for i in d.tolist()]
     return [i for row in pq.read_table(out / "a.parquet")["input_ids"].to_pylist() for i in row]
 
 
@@ -89,14 +104,14 @@ def test_a_file_changed_in_place_is_noticed_by_its_stat_and_rebuilt(
     code, output = invoke("run", job)
     assert code == 0, output
     assert f"existing output {out}" in output and "will be rewritten" in output, output
-    assert name in output or kind == "packed", output
+    assert os.path.basename(name) in output or kind == "packed", output
     shards = summary(out)["shards"]
     assert shards["done"] == shards["total"] > 1, shards
     assert _tokens(out, kind) == _want()
     code, output = invoke("run", job)
     assert code == 0 and "nothing to do" in output, output
     files = json.loads(_record(out).read_text())["output"]["files"]  # every file's stat
-    assert sorted(files) == sorted(SETS[kind])
+    assert sorted(files) == sorted(os.path.basename(n) for n in SETS[kind])
 
 
 @pytest.mark.parametrize("kind", FORMATS)
@@ -105,8 +120,8 @@ def test_verify_compares_content_hashes_where_the_stat_cannot_see_a_change(
 ) -> None:
     job, out, name = _written_then_changed(tmp_path, kind)
     record = json.loads(_record(out).read_text())  # make the record claim the new stat
-    record["output"]["files"] = {n: stat_of(out / n) for n in SETS[kind]}
-    record["output"]["stat"] = stat_of(out / ("a.idx" if kind == "megatron" else name))
+    record["output"]["files"] = {os.path.basename(n): stat_of(out / n) for n in SETS[kind]}
+    record["output"]["stat"] = stat_of(out / PRIMARY[kind])
     _record(out).write_text(json.dumps(record))
     code, output = invoke("run", job)
     assert code == 0 and "nothing to do" in output, output  # the stat is trusted ...
@@ -142,7 +157,7 @@ def test_an_s3_object_replaced_with_a_new_etag_is_noticed_and_rebuilt(
     assert code == 0 and "nothing to do" in output, output
 
 
-@pytest.mark.parametrize("kind", ["megatron", "datatrove"])
+@pytest.mark.parametrize("kind", ["megatron", "datatrove", "mds"])
 def test_an_output_written_before_sidecars_held_hashes_is_still_complete(
     tmp_path: Path, kind: str
 ) -> None:
@@ -150,26 +165,25 @@ def test_an_output_written_before_sidecars_held_hashes_is_still_complete(
     assert invoke("run", job)[0] == 0
     # What the earlier version wrote: a sidecar without hashes, a record of the primary
     # file's stat only, no list of the files the job owns.
-    sidecar = out / ("a.batchtok.json" if kind == "megatron" else "a.ds.batchtok.json")
+    sidecar = out / SIDECAR[kind]
     doc = json.loads(sidecar.read_text())
     del doc["xxh3_128"]
     sidecar.write_text(json.dumps(doc, sort_keys=True) + "\n")
     record = json.loads(_record(out).read_text())
     del record["owned"], record["output"]["files"], record["output"]["xxh3_128"]
     _record(out).write_text(json.dumps(record))
-    before = {p.name: os.stat(p) for p in out.iterdir() if p.is_file()}
+    before = {p: os.stat(out / p) for p in SETS[kind]}
     for flags in ((), ("--verify",)):  # --verify reads the set back, as it did then
         code, output = invoke("run", job, *flags)
         assert code == 0 and "nothing to do" in output, output
         assert "rewritten" not in output, output
-    for p in out.iterdir():
-        if p.name in before and not p.name.startswith("_"):
-            assert os.stat(p).st_ino == before[p.name].st_ino, p
-            assert os.stat(p).st_mtime_ns == before[p.name].st_mtime_ns, p
+    for p, stat in before.items():
+        assert os.stat(out / p).st_ino == stat.st_ino, p
+        assert os.stat(out / p).st_mtime_ns == stat.st_mtime_ns, p
     assert _tokens(out, kind) == _want()
 
 
-@pytest.mark.parametrize("kind", ["megatron", "datatrove"])
+@pytest.mark.parametrize("kind", ["megatron", "datatrove", "mds"])
 def test_a_file_touched_but_unchanged_is_kept_and_its_new_stat_recorded(
     tmp_path: Path, kind: str
 ) -> None:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from tests.support import corpora, fixtures
+from tests.support import corpora, fixtures, streaming, trained
 
 
 def _mb(n: int) -> str:
@@ -72,6 +72,14 @@ def fetch_azurite() -> str:
     return f"azurite {clouds.AZURITE_VERSION:<38}  {took:5.1f} s  {command[0]}"
 
 
+def build_streaming() -> str:
+    """MosaicML streaming's environment, the MDS tests' reader (PyPI, the local torch)."""
+    started = time.monotonic()
+    python = streaming.python()
+    took = time.monotonic() - started
+    return f"streaming {streaming.VERSION:<36}  {took:5.1f} s  {python}"
+
+
 def run_side_by_side(jobs: list[Callable[[], str]]) -> None:
     """Run ``jobs`` in threads and print each one's report, in the jobs' order; the first
     error is raised once all have ended."""
@@ -104,15 +112,20 @@ def main(argv: list[str] | None = None) -> int:
         first += [lambda p=part: build_corpus(p, args.rebuild) for part in corpora.PARTS]
     wheels = [lambda n=name: build_fixture(n) for name in fixtures.WHEELS] if everything else []
     if everything:
-        wheels.append(fetch_azurite)
+        wheels += [fetch_azurite, build_streaming]
     # the trained fixtures read the corpora: after them, one at a time (each trains on 2 cores)
-    trained = [n for n in fixtures.wheel_and_built_names() if n not in fixtures.WHEELS]
+    to_train = [n for n in fixtures.wheel_and_built_names() if n not in fixtures.WHEELS]
     try:
         run_side_by_side(first + wheels)
         if everything:
-            for name in trained:
+            for name in to_train:
                 print(build_fixture(name), flush=True)
-    except (fixtures.FixtureError, corpora.DebianError, trained.FixtureBuildError) as exc:
+    except (
+        fixtures.FixtureError,
+        corpora.DebianError,
+        trained.FixtureBuildError,
+        streaming.StreamingUnavailable,
+    ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"done in {time.monotonic() - started:.1f} s")

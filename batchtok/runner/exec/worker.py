@@ -46,6 +46,7 @@ from ..outputs.parquet import (
     PAGE_CHECKSUMS,
     TYPECODES,
     AtomicParquet,
+    FileOutput,
     copy_row_groups,
     list_arrays,
 )
@@ -277,7 +278,7 @@ def _hash_block(source: Any, block: Block, path: str) -> RowGroupHash:
 # -- encoding ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # (slots: a run queues one for each shard)
 class ShardTask:
     shard_id: str
     rel: str
@@ -287,7 +288,7 @@ class ShardTask:
     splits: tuple[int, ...]  # rows from the shard start where each output row group ends
     batch_rows: int
     keep: tuple[str, ...]
-    schema: pa.Schema  # of the output, with its metadata
+    output: FileOutput  # the schema and metadata document its input file's tasks share
     dest: str  # the output file (one-shard file) or the part file
     tmp_dir: str
     key: str
@@ -302,6 +303,13 @@ class ShardTask:
     @property
     def label(self) -> str:
         return f"shard {self.shard_id}"
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The schema, with its metadata, of the file it writes: made from the file's shared
+        :class:`FileOutput` where it is written, so a task carries no metadata of its own."""
+        part = self.shard_id if self.record_file else None  # only a part has a record file
+        return self.output.shard_schema(self.key, self.row_groups, part)
 
 
 class _ShardState:
@@ -566,7 +574,7 @@ def encode_shard(task: ShardTask, report: Report, ctx: WorkerContext) -> ShardRe
     ids_counter = IdCounter(facts.unk_id, facts.byte_ids)
     state = _ShardState(task, settings)
     pending: list[pa.RecordBatch] = []
-    schema = task.schema.remove_metadata()
+    schema = task.output.schema  # (without the metadata)
     # The input is checked unchanged before the output is published (inner block first).
     with (
         ctx.sink(
@@ -637,6 +645,7 @@ class AssembleTask:
     pack_keep_last: bool = True
     token_dtype: str = ""  # a trainer format's
     provenance: dict | None = None  # a trainer format's sidecar: the output's metadata doc
+    previous: tuple[str, ...] = ()  # a trainer format's: the files of its set there now
 
     @property
     def label(self) -> str:
@@ -721,6 +730,7 @@ def _assemble_derived(task: AssembleTask, ctx: WorkerContext) -> JoinResult:
         keep_last=task.pack_keep_last,
         # to object storage: uploaded in the order renamed on disk, the primary file last
         publisher=stores.store_of(task.dest).set_publisher(ctx.settings.storage, ctx.upload_beat),
+        previous=task.previous,  # those the new set lacks are removed
     )
     ctx.guard()
     with writer:

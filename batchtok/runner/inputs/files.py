@@ -13,8 +13,9 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -480,29 +481,78 @@ def read_arrow_input(
     )
 
 
-def _same_file(a: str, b: str) -> bool:
+#: Inputs in object storage (URIs) read at once while planning: a store answers many requests
+#: together, where one file at a time 10,000 files cost 10,000 round trips and more one after
+#: another. Local files are read one at a time: reading a footer is mostly Python work here,
+#: and threads contending for the GIL read 10,000 local footers slower, not faster.
+READERS = 16
+LOCAL_READERS = 1
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+class _RealPaths:
+    """``os.path.realpath`` of many files in few directories: each directory is resolved once,
+    then a file's own name only if it is a link (a full resolution looks at every component
+    of every path)."""
+
+    def __init__(self) -> None:
+        self._dirs: dict[str, str] = {}
+
+    def __call__(self, path: str) -> str:
+        head, name = os.path.split(os.path.abspath(path))
+        real = self._dirs.get(head)
+        if real is None:
+            real = self._dirs[head] = os.path.realpath(head)
+        found = os.path.join(real, name)
+        return os.path.realpath(found) if os.path.islink(found) else found
+
+
+def _in_threads(work: Callable[[_T], _R], items: list[_T], threads: int) -> list[_R]:
+    """``[work(item) for item in items]`` in up to ``threads`` threads; the first exception
+    raised (in the items' order) is raised. Each thread takes a run of items at a time: a
+    pool's hand-over of each item costs more than a local file's footer."""
+    if threads < 2 or len(items) < 2:
+        return [work(item) for item in items]
+    size = max(1, min(64, len(items) // (4 * threads)))
+    runs = [items[i : i + size] for i in range(0, len(items), size)]
+    pool = ThreadPoolExecutor(min(threads, len(runs)), thread_name_prefix="batchtok-inputs")
+    try:
+        done = pool.map(lambda run: [work(item) for item in run], runs)
+        return [result for run in done for result in run]
+    finally:  # (an interrupted plan leaves the runs not started unread)
+        pool.shutdown(cancel_futures=True)
+
+
+def _same_file(a: str, b: str, realpath: Callable[[str], str] = os.path.realpath) -> bool:
     if is_uri(a) or is_uri(b):
         return a == b
-    return os.path.realpath(a) == os.path.realpath(b)
+    return realpath(a) == realpath(b)
 
 
 def resolve_inputs(job: Job, records: Records | None = None) -> tuple[list[InputFile], list[str]]:
     """Every input file with its footer facts; :class:`JobError` if any is unusable.
-    ``records``: the output's records of earlier runs (read, never written here)."""
+    ``records``: the output's records of earlier runs (read, never written here).
+
+    Inputs in object storage are read :data:`READERS` at a time; the files and every problem
+    come in the order of the inputs all the same."""
     pairs, warnings = expand_inputs(job)
-    problems: list[Problem] = []
-    files = []
-    for path, rel in pairs:
-        if _same_file(str(job.output_dir / rel), path):
-            problems.append(
-                job.problem("output.dir", f"the output for {path} would overwrite the input")
-            )
-            continue
+    realpath = _RealPaths()
+
+    def read(pair: tuple[str, str]) -> tuple[InputFile | None, list[Problem]]:
+        path, rel = pair
+        problems: list[Problem] = []
+        if _same_file(str(job.output_dir / rel), path, realpath):
+            problem = f"the output for {path} would overwrite the input"
+            return None, [job.problem("output.dir", problem)]
         remembers = is_jsonl(path) or is_arrow(path)  # (their blocks or batches)
         record = records.load(rel) if records is not None and remembers else None
-        info = read_input(path, rel, job, problems, record)
-        if info is not None:
-            files.append(info)
+        return read_input(path, rel, job, problems, record), problems
+
+    remote = any(is_uri(path) for path, _ in pairs)
+    found = _in_threads(read, pairs, READERS if remote else LOCAL_READERS)
+    problems = [problem for _, some in found for problem in some]
     if problems:
         raise JobError(capped(problems), str(job.file or ""))
-    return files, warnings
+    return [info for info, _ in found if info is not None], warnings

@@ -275,12 +275,16 @@ def set_publisher(
 ) -> Callable[[Sequence[tuple[str, str]]], None]:
     """How a trainer format's file set goes to object storage, in the order of
     :func:`batchtok.formats.files.publish`: an older primary object deleted first, the others
-    uploaded one by one, the primary one last."""
+    uploaded one by one (an entry without a temporary file deletes its object), the primary
+    one last."""
 
     def publish(staged: Sequence[tuple[str, str]]) -> None:
         path_class.parse(staged[-1][1], options).unlink(missing_ok=True)
         for tmp, dest in staged:
-            path_class.parse(dest, options).upload(tmp, beat)
+            if not tmp:
+                path_class.parse(dest, options).unlink(missing_ok=True)
+            else:
+                path_class.parse(dest, options).upload(tmp, beat)
 
     return publish
 

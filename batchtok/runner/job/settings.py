@@ -270,7 +270,8 @@ SETTINGS: tuple[Setting, ...] = (
         "output.dtype",
         "int32",
         _choice("int32", "uint16", "uint32"),
-        "Type of the ids (a list of it); uint16 and uint32 only where every id fits.",
+        "Type of the ids (a list of it; MDS's ndarray column, int32 as llm-foundry's); uint16 "
+        "and uint32 only where every id fits.",
         output=True,
     ),
     Setting(
@@ -285,8 +286,9 @@ SETTINGS: tuple[Setting, ...] = (
         DEFAULT_FORMAT,
         _choice(*FORMATS),
         'What each input file becomes: "parquet" (its rows with an ids column), "megatron" '
-        '(Megatron-LM\'s .bin/.idx indexed dataset) or "datatrove" (a .ds token file with '
-        ".ds.index and .ds.metadata, as nanotron reads).",
+        '(Megatron-LM\'s .bin/.idx indexed dataset), "datatrove" (a .ds token file with '
+        '.ds.index and .ds.metadata, as nanotron reads) or "mds" (a NAME.mds/ directory of '
+        "MosaicML streaming shards and index.json, as llm-foundry writes).",
         output=True,
     ),
     Setting(
@@ -331,7 +333,7 @@ SETTINGS: tuple[Setting, ...] = (
         "storage.endpoint",
         "",
         _name,
-        'The object store\'s endpoint for every object location of the job: for s3://, an '
+        "The object store's endpoint for every object location of the job: for s3://, an "
         'S3-compatible server ("http://127.0.0.1:9000"); for gs://, the API endpoint; for az://, '
         'the account URL. "": the cloud\'s standard environment (AWS_ENDPOINT_URL_S3, '
         "AWS_ENDPOINT_URL or the profile's endpoint_url; STORAGE_EMULATOR_HOST; "

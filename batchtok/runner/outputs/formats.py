@@ -14,7 +14,9 @@ Two kinds exist:
   (:mod:`.parquet`); its provenance is the file's own ``batchtok`` metadata;
 * **token files** (``token_file = True``): a trainer's data file of every document's ids one
   after another, an index of their lengths and a provenance sidecar (:mod:`batchtok.formats`),
-  always built from the file's parts once all of them are written.
+  always built from the file's parts once all of them are written. MDS is one too: its
+  samples are spread over shards whose number varies, so its set is listed as its sidecar
+  names it (:meth:`OutputFormat.files` given the primary file's location).
 
 Importing this module imports no pyarrow: the job file's check of ``output.format`` reads it.
 """
@@ -49,9 +51,11 @@ class OutputFormat:
         published last)."""
         raise NotImplementedError
 
-    def files(self, primary: str) -> list[str]:
-        """Every file of the output whose primary file is ``primary``, the primary file last."""
-        return [primary]
+    def files(self, primary: str | OutPath) -> list[str]:
+        """Every file of the output whose primary file is ``primary``, the primary file last
+        (a set whose files vary, MDS's shards, is listed as its sidecar names it, read where
+        ``primary`` is)."""
+        return [str(primary)]
 
     def writer_name(self, primary: str) -> str:
         """The name the format's writer and sidecar go by (Megatron's prefix)."""
@@ -61,6 +65,9 @@ class OutputFormat:
         """The id dtype the format's trainers read for ``vocab_size`` ids ("": the job's
         ``output.dtype``)."""
         return ""
+
+    #: whether an empty document is one (of no ids) in the output; else it is left out
+    keeps_empty_documents: ClassVar[bool] = True
 
     def provenance(self, primary: str | OutPath) -> tuple[dict[str, Any], dict[str, str]]:
         """(the output's ``batchtok`` provenance document, the content hash of each of its
@@ -76,11 +83,24 @@ class OutputFormat:
         """Why the output does not read back whole (None if it does)."""
         raise NotImplementedError
 
+    def outdated(self, primary: str | OutPath) -> str | None:
+        """Why an output this format wrote from the same shards is not what it writes now (an
+        older batchtok wrote it otherwise), None if it is: it is then written again."""
+        return None
+
     # -- token files only ----------------------------------------------------------------------
 
     def data_file(self, primary: str) -> str:
-        """The file holding every document's ids one after another."""
+        """The file holding every document's ids one after another (MDS: its first shard)."""
         raise NotImplementedError
+
+    def token_stream(self, primary: str | OutPath, dtype: str) -> Any:
+        """Every document's ids as one stream, read by token offset where the output is
+        (``.total``, ``.read(start, length)``, ``.where(offset)``, ``.close()``)."""
+        from batchtok.formats.files import FlatTokens
+
+        data = self.data_file(str(primary))
+        return FlatTokens(data, dtype, _files(primary))
 
     def document_lengths(self, primary: str | OutPath) -> tuple[Any, Iterator[int]]:
         """(the index's facts: ``.documents``, ``.dtype``; each document's length in ids, in
@@ -90,7 +110,9 @@ class OutputFormat:
     def writer(
         self, primary: str, tmp_dir: str, dtype: str, provenance: dict | None, **options: Any
     ) -> TokenFileWriter:
-        """A streaming writer of the output's file set (see :mod:`batchtok.formats.files`)."""
+        """A streaming writer of the output's file set (see :mod:`batchtok.formats.files`);
+        ``options``: the writer's (``pack_length``, ``keep_last``, ``publisher``,
+        ``previous``: the files of the set there now)."""
         raise NotImplementedError
 
 
@@ -184,7 +206,8 @@ class _Megatron(_TokenFiles):
     def primary(self, output_dir: str | os.PathLike[str], rel: str) -> str:
         return _without_parquet_suffix(output_dir, rel) + ".idx"
 
-    def files(self, primary: str) -> list[str]:
+    def files(self, primary: str | OutPath) -> list[str]:
+        primary = str(primary)
         prefix = self.writer_name(primary)
         return [prefix + ".bin", prefix + self.sidecar_suffix, primary]
 
@@ -221,11 +244,13 @@ class _Megatron(_TokenFiles):
 
 class _Datatrove(_TokenFiles):
     name = "datatrove"
+    keeps_empty_documents = False  # as datatrove's pipeline, whose readers skip empty texts
 
     def primary(self, output_dir: str | os.PathLike[str], rel: str) -> str:
         return _without_parquet_suffix(output_dir, rel) + ".ds"
 
-    def files(self, primary: str) -> list[str]:
+    def files(self, primary: str | OutPath) -> list[str]:
+        primary = str(primary)
         return [primary + ".index", primary + ".metadata", primary + self.sidecar_suffix, primary]
 
     def token_dtype(self, vocab_size: int) -> str:
@@ -253,7 +278,81 @@ class _Datatrove(_TokenFiles):
 
         # the metadata names the tokenizer as datatrove's own writer does
         name = str((provenance or {}).get("tokenizer", {}).get("name") or "tokenizer")
-        return DatatroveWriter(primary, tmp_dir, dtype, name, provenance=provenance, **options)
+        return DatatroveWriter(
+            primary, tmp_dir, dtype, name, skip_empty=True, provenance=provenance, **options
+        )
+
+    def outdated(self, primary: str | OutPath) -> str | None:
+        from batchtok.formats import datatrove
+
+        try:
+            empty = datatrove.empty_entries(str(primary), _files(primary))
+        except (OSError, ValueError):
+            return None  # unreadable: the checks of its content say why
+        if not empty:
+            return None
+        return (
+            f"holds {empty} empty document(s) as index entries, written before batchtok left "
+            "them out as datatrove's pipeline does"
+        )
+
+
+class _Mds(_TokenFiles):
+    """MosaicML streaming's MDS: a directory ``NAME.mds/`` of ``index.json`` (the primary
+    file) and its shards, batchtok's sidecar ``index.batchtok.json`` beside them."""
+
+    name = "mds"
+    keeps_empty_documents = False  # an ndarray sample cannot be empty
+
+    def primary(self, output_dir: str | os.PathLike[str], rel: str) -> str:
+        from batchtok.formats.mds import INDEX
+
+        return os.path.join(_without_parquet_suffix(output_dir, rel) + ".mds", INDEX)
+
+    def _directory(self, primary: str | OutPath) -> str:
+        return str(primary).rpartition("/")[0]
+
+    def files(self, primary: str | OutPath) -> list[str]:
+        from batchtok.formats.mds import set_names
+
+        directory = self._directory(primary)
+        return [f"{directory}/{name}" for name in set_names(directory, _files(primary))]
+
+    def writer_name(self, primary: str) -> str:
+        from batchtok.formats.mds import sidecar_stem
+
+        return sidecar_stem(self._directory(primary))
+
+    def data_file(self, primary: str) -> str:
+        from batchtok.formats.mds import shard_name
+
+        return f"{self._directory(primary)}/{shard_name(0)}"
+
+    def token_stream(self, primary: str | OutPath, dtype: str) -> Any:
+        from batchtok.formats.mds import MdsTokens
+
+        return MdsTokens(self._directory(primary), _files(primary))
+
+    def document_lengths(self, primary: str | OutPath) -> tuple[Any, Iterator[int]]:
+        from batchtok.formats import mds
+
+        return mds.document_lengths(self._directory(primary), _files(primary))
+
+    def read_index(self, primary: str | OutPath) -> Any:
+        from batchtok.formats import mds
+
+        return mds.read_info(self._directory(primary), _files(primary))
+
+    def writer(
+        self, primary: str, tmp_dir: str, dtype: str, provenance: dict | None, **options: Any
+    ) -> TokenFileWriter:
+        from batchtok.formats import mds
+
+        # shards of streaming's default size; a limit by tokens would go as max_tokens
+        options.setdefault("size_limit", mds.SIZE_LIMIT)
+        return mds.MdsWriter(
+            self._directory(primary), tmp_dir, dtype, provenance=provenance, **options
+        )
 
 
 def _files(primary: Any) -> Any:
@@ -265,5 +364,7 @@ def _files(primary: Any) -> Any:
 
 
 #: Every output format, by its ``output.format`` name; the first is the default.
-FORMATS: dict[str, OutputFormat] = {f.name: f for f in (_Parquet(), _Megatron(), _Datatrove())}
+FORMATS: dict[str, OutputFormat] = {
+    f.name: f for f in (_Parquet(), _Megatron(), _Datatrove(), _Mds())
+}
 DEFAULT_FORMAT = next(iter(FORMATS))

@@ -31,16 +31,16 @@ from .formats import FORMATS, NotBatchtoks
 SHOWN = 10  # foreign files named one by one; the rest are counted
 
 
-def claim(records: Records, st: FileState) -> None:
-    """List the files of ``st``'s output in its record as this job's, before any is written
-    (nothing is saved if they are listed already)."""
-    record = records.load(st.file.rel)
+def claim(record: FileRecord, st: FileState) -> bool:
+    """List the files of ``st``'s output in its ``record`` as this job's (the caller saves
+    it before any of them is written); whether that changed the record (not if they are
+    listed already)."""
     owned = set(owned_names(record, st))
     names = {p.name for p in output_set(st)}
     if record.owned is not None and names <= owned:
-        return
+        return False
     record.owned = sorted(owned | names)
-    records.save(st.file.rel, record)
+    return True
 
 
 def check_outputs(job: Job, states: dict[str, FileState], records: Records) -> None:

@@ -7,6 +7,7 @@ Everything here validates before any work: a problem raises
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -18,6 +19,7 @@ from ..errors import JobError
 from ..exec.encode import (
     TokenizerFacts,
     check_against_job,
+    described_options,
     facts_of,
     load_tokenizer,
     read_tokenizer,
@@ -36,6 +38,7 @@ from .states import (
     FileState,
     file_fingerprint,
     hash_spec,
+    listed_parts,
     make_shards,
     output_path,
     resolve,
@@ -74,6 +77,25 @@ class Prepared:
 
     def fingerprint(self, f: InputFile) -> str:
         return file_fingerprint(self.job, f, self.engine_version, self.facts)
+
+    @functools.cached_property
+    def provenance(self) -> dict[str, Any]:
+        """What every output's metadata says of the run: its engine, tokenizer, encode
+        options and output format (:func:`.tasks.file_doc` adds the file's); made once, the
+        same object in every file's document (never changed)."""
+        job, facts = self.job, self.facts
+        return {
+            "format": 1,
+            "engine": "batchtok",
+            "engine_version": self.engine_version,
+            "tokenizer": {
+                "name": job.tokenizer_path.name,
+                "sha256": facts.sha256,
+                "xxh3_128": facts.xxh3,
+            },
+            "encode": described_options(job, facts),
+            "output": job.output_format(),
+        }
 
 
 def prepare(job: Job, *, remember: bool) -> Prepared:
@@ -205,6 +227,8 @@ def plan_job(job: Job, *, verify: bool = False, hash_inputs: bool = True) -> dic
     files_out = []
     totals: Counter = Counter()
     notes = list(prep.warnings)
+    parts_dir = state_dir(job) / "parts"
+    parts = listed_parts(parts_dir)
     for f in prep.files:
         st = prep.states[f.rel]
         record = records.load(f.rel)
@@ -214,7 +238,7 @@ def plan_job(job: Job, *, verify: bool = False, hash_inputs: bool = True) -> dic
             reading = WorkerContext(encode_settings(job))  # the job's storage options
             hashes = hash_file(hash_task(job, f), lambda _stats: None, reading).row_groups
         if hashes is not None:
-            resolve(st, hashes, prep.fingerprint(f), state_dir(job) / "parts", record, verify)
+            resolve(st, hashes, prep.fingerprint(f), parts_dir, record, verify, parts)
         if st.note:
             notes.append(st.note)
         files_out.append(_planned_file(st))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -34,7 +35,7 @@ MB = 1_000_000
 MAX_BATCH_ROWS = 65_536
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # (slots: a run holds one for each shard)
 class Shard:
     rel: str
     index: int
@@ -187,8 +188,11 @@ def resolve(
     parts_dir: OutPath,
     record: FileRecord,
     verify: bool,
+    parts: Collection[str] | None = None,
 ) -> None:
-    """Compute the shards' keys and look for their outputs (existing output file, parts)."""
+    """Compute the shards' keys and look for their outputs (existing output file, parts).
+    ``parts``: the names in ``parts_dir`` (:func:`listed_parts`), so that only the parts
+    there are looked at (None: each shard's is looked for)."""
     state.hashes = hashes
     state.fingerprint = fingerprint_json
     state.keys = [
@@ -228,6 +232,8 @@ def resolve(
         for i, key in enumerate(state.keys):
             if key in state.reusable:
                 continue
+            if parts is not None and part_name(state.file.rel, key) not in parts:
+                continue  # no part (a part's record without it is no part either)
             part = part_path(parts_dir, state.file.rel, key)
             recorded = part_record(part)
             digest = recorded.get("xxh3_128")
@@ -247,7 +253,7 @@ def resolve(
 def output_set(state: FileState) -> list[OutPath]:
     """Every file of the state's output (a trainer format's set, the primary file last)."""
     options = options_of(state.output)
-    return [as_path(p, options) for p in FORMATS[state.format].files(str(state.output))]
+    return [as_path(p, options) for p in FORMATS[state.format].files(state.output)]
 
 
 def derived_source(state: FileState) -> tuple[list[Any], dict[str, str]] | None:
@@ -287,6 +293,7 @@ def _resolve_derived(state: FileState, verify: bool, remembered: OutputRecord | 
         remembered = None  # a record of another output: its stats say nothing
     hashes = {**sidecar_hashes, **(remembered.xxh3_128 if remembered is not None else {})}
     problem = derived_change(state, verify, remembered and remembered.files, hashes)
+    problem = problem or FORMATS[state.format].outdated(state.output)
     if problem:
         state.note = f"existing output {state.output} {problem}; it will be rewritten"
         return
@@ -338,17 +345,40 @@ def derived_problem(state: FileState) -> str | None:
     return FORMATS[state.format].read_back(state.output)
 
 
-def part_path(parts_dir: OutPath, rel: str, key: str) -> OutPath:
-    """Where a shard of a multi-shard file waits to be joined: named by the file and the key,
-    so two input files with identical content never share (and delete) each other's parts."""
+def part_name(rel: str, key: str) -> str:
+    """The name of the part of input ``rel``'s shard of key ``key``: named by the file and
+    the key, so two input files with identical content never share (and delete) each other's
+    parts."""
     name = rel.encode("utf-8", "surrogateescape")  # a file name's bytes, UTF-8 or not
-    return parts_dir / f"{hex128(name)[:16]}-{key}.parquet"
+    return f"{hex128(name)[:16]}-{key}.parquet"
+
+
+def part_path(parts_dir: OutPath, rel: str, key: str) -> OutPath:
+    """Where a shard of a multi-shard file waits to be joined (:func:`part_name`)."""
+    return parts_dir / part_name(rel, key)
+
+
+PART_RECORD = ".json"  # a part's record is named as the part with this added
 
 
 def part_record_path(part: OutPath | str) -> OutPath:
     """Where a part's record is: its content hash and bad-row count, written (by the worker
     that wrote the part) before the part itself is renamed into place."""
-    return as_path(f"{part}.json", options_of(part))
+    return as_path(f"{part}{PART_RECORD}", options_of(part))
+
+
+def part_locations(parts_dir: OutPath, rel: str, key: str) -> tuple[str, str]:
+    """(the part, its record) as a task names them: ``str()`` of :func:`part_path` and of
+    :func:`part_record_path`, without making either path (a run names 100,000s)."""
+    part = f"{parts_dir}/{part_name(rel, key)}"
+    return part, f"{part}{PART_RECORD}"
+
+
+def listed_parts(parts_dir: OutPath) -> frozenset[str]:
+    """The names in the parts directory (none if it is absent), for :func:`resolve`: listed
+    once, where looking for each shard's part and its record took two look-ups (three
+    requests in object storage) whether it was there or not."""
+    return frozenset(p.name for p in parts_dir.glob("*"))
 
 
 def part_record(part: OutPath) -> dict[str, Any]:

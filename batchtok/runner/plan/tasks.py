@@ -1,42 +1,41 @@
 """What the parent sends the workers: task descriptions built from a file's cache state, and
 the metadata document each output (or part) carries.
 
-A task holds paths, row-group ranges and the output schema, never the data.
+A task holds paths, row-group ranges and its file's output schema and metadata (one object
+for all the file's tasks, :class:`~batchtok.runner.outputs.parquet.FileOutput`), never the
+data.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..exec.encode import described_options
 from ..exec.worker import AssembleTask, ShardTask
 from ..inputs.files import InputFile
 from ..io.stores import OutPath, readable
 from ..job import Job
 from ..outputs.formats import FORMATS
-from ..outputs.parquet import METADATA_KEY, metadata_bytes, output_schema
+from ..outputs.parquet import METADATA_KEY, FileOutput, metadata_bytes, output_schema
 from .keys import hex128
 from .prepare import Prepared
-from .states import FileState, batch_rows, output_splits, part_path, part_record_path
+from .states import (
+    FileState,
+    batch_rows,
+    output_set,
+    output_splits,
+    part_locations,
+)
 
 
 def file_doc(prep: Prepared, state: FileState, shards: list[dict]) -> dict:
     """The ``batchtok`` metadata of an output file: provenance, options, and its shards."""
-    job, facts, f = prep.job, prep.facts, state.file
+    job, f = prep.job, state.file
     return {
-        "format": 1,
-        "engine": "batchtok",
-        "engine_version": prep.engine_version,
-        "tokenizer": {
-            "name": job.tokenizer_path.name,
-            "sha256": facts.sha256,
-            "xxh3_128": facts.xxh3,
-        },
-        "encode": described_options(job, facts),
-        "output": job.output_format(),
+        **prep.provenance,
         "input": {
             "file": f.rel,
             "content_xxh3_128": state.content_hash(),
@@ -50,49 +49,75 @@ def file_doc(prep: Prepared, state: FileState, shards: list[dict]) -> dict:
 
 
 def _schema(job: Job, f: InputFile, doc: dict) -> pa.Schema:
+    return _output_schema(job, f).with_metadata({METADATA_KEY: metadata_bytes(doc)})
+
+
+def _output_schema(job: Job, f: InputFile) -> pa.Schema:
     keep = () if job.derived_output else f.keep
-    schema = output_schema(f.schema, keep, job.ids_column, job.count_column, job.dtype)
-    return schema.with_metadata({METADATA_KEY: metadata_bytes(doc)})
+    return output_schema(f.schema, keep, job.ids_column, job.count_column, job.dtype)
+
+
+def file_output(prep: Prepared, st: FileState) -> FileOutput:
+    """The output schema and metadata document (but its shards) every task of ``st``'s file
+    shares."""
+    doc = file_doc(prep, st, [])
+    del doc["shards"]  # each file written says its own (FileOutput.shard_schema)
+    return FileOutput(_output_schema(prep.job, st.file), doc)
+
+
+def shard_tasks(
+    prep: Prepared, st: FileState, indices: Iterable[int], parts_dir: OutPath, tmp_dir: Path
+) -> list[ShardTask]:
+    """The tasks that encode shards ``indices`` of one file (see :func:`shard_task`). What
+    they have alike (the output's schema and metadata, the input's stat) is made once and
+    shared: the parent holds each once, and a task stays small to send."""
+    job, f = prep.job, st.file
+    output = file_output(prep, st)
+    stat = f.stat_key()
+    keep = () if job.derived_output else f.keep
+    tmp = str(tmp_dir)
+    whole = len(st.shards) == 1 and not job.derived_output  # written straight to the output
+    tasks = []
+    for i in indices:
+        shard, key = st.shards[i], st.keys[i]
+        first, end = shard.row_groups
+        if whole:
+            dest, record_file = str(st.output), ""
+        else:
+            dest, record_file = part_locations(parts_dir, f.rel, key)
+        tasks.append(
+            ShardTask(
+                shard_id=shard.id,
+                rel=f.rel,
+                path=f.path,
+                row_groups=shard.row_groups,
+                first_row=shard.first_row,
+                splits=output_splits(f, shard, job.row_group_mb),
+                batch_rows=batch_rows(f, shard, job.batch_mb),
+                keep=keep,
+                output=output,
+                dest=dest,
+                tmp_dir=tmp,
+                key=key,
+                text_bytes=shard.text_bytes,
+                stat=stat,
+                record_file=record_file,
+                blocks=f.blocks[first:end],
+                compression=f.compression,
+                arrow=f.arrow,
+                batches=f.batches[first:end],
+            )
+        )
+    return tasks
 
 
 def shard_task(
     prep: Prepared, st: FileState, i: int, parts_dir: OutPath, tmp_dir: Path
 ) -> ShardTask:
     """Encode shard ``i``: straight into the output if it is the file's only shard, else into
-    a part file that waits to be joined."""
-    job, f, shard = prep.job, st.file, st.shards[i]
-    key = st.keys[i]
-    record_file = ""
-    if len(st.shards) == 1 and not job.derived_output:
-        doc = file_doc(prep, st, [{"key": key, "row_groups": list(shard.row_groups)}])
-        dest = st.output
-    else:
-        doc = file_doc(prep, st, [])
-        doc.pop("shards")
-        doc["part"] = {"key": key, "row_groups": list(shard.row_groups), "shard": shard.id}
-        dest = part_path(parts_dir, f.rel, key)
-        record_file = str(part_record_path(dest))
-    return ShardTask(
-        shard_id=shard.id,
-        rel=f.rel,
-        path=f.path,
-        row_groups=shard.row_groups,
-        first_row=shard.first_row,
-        splits=output_splits(f, shard, job.row_group_mb),
-        batch_rows=batch_rows(f, shard, job.batch_mb),
-        keep=() if job.derived_output else f.keep,
-        schema=_schema(job, f, doc),
-        dest=str(dest),
-        tmp_dir=str(tmp_dir),
-        key=key,
-        text_bytes=shard.text_bytes,
-        stat=f.stat_key(),
-        record_file=record_file,
-        blocks=f.blocks[shard.row_groups[0] : shard.row_groups[1]],
-        compression=f.compression,
-        arrow=f.arrow,
-        batches=f.batches[shard.row_groups[0] : shard.row_groups[1]],
-    )
+    a part file that waits to be joined. (A file's tasks are made together by
+    :func:`shard_tasks`, which builds what they share once.)"""
+    return shard_tasks(prep, st, [i], parts_dir, tmp_dir)[0]
 
 
 def join_task(prep: Prepared, st: FileState, tmp_dir: Path) -> AssembleTask:
@@ -129,6 +154,8 @@ def join_task(prep: Prepared, st: FileState, tmp_dir: Path) -> AssembleTask:
         pack_keep_last=job.pack_keep_last,
         token_dtype=FORMATS[job.format].token_dtype(
             max(prep.facts.vocab_size, prep.facts.max_id + 1)
-        ),
+        )
+        or job.dtype,
         provenance=doc,
+        previous=tuple(str(p) for p in output_set(st)) if job.derived_output else (),
     )
