@@ -21,13 +21,29 @@ them (a file planned as one shard is packed by its own worker, which sees it who
 - For Parquet, :class:`Packer` turns the parts' documents, read back in order, into rows.
 
 A :class:`Packer` can also be carried from shard to shard in order; that gives the same rows.
+
+**Documents stay findable in packed rows.** :meth:`Packer.add_pieces` also says which
+documents each row holds: its pieces, in order (:class:`Piece`: the document's number among
+those added, where in the document the piece starts, how long it is, where in the row it
+starts). A document cut across rows gives one piece to each; an empty document gives none. The
+pieces' lengths are a row's ``seq_lens`` (they sum to its length), what a trainer that masks
+attention within documents, or resets position ids at each, needs.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
+
+
+class Piece(NamedTuple):
+    """The part of one document in one packed row."""
+
+    document: int  # the document's number among those added (0-based)
+    start: int  # where the piece starts in the document (its EOS counted as its last id)
+    length: int
+    offset: int  # where the piece starts in the row
 
 
 def with_eos(ids: Any, eos: int, typecode: str = "i") -> array:
@@ -63,11 +79,21 @@ class Packer:
         self.eos = eos
         self.typecode = typecode
         self.pending = array(typecode)
+        self.pending_pieces: list[Piece] = []  # the pieces of the pending tail
+        self.documents = 0  # documents added so far
         self.tokens = 0  # ids added so far, EOS included
         self.finished = False
 
     def add(self, ids: Any) -> list[array]:
         """Add one document; returns the rows it completed (possibly none)."""
+        return [row for row, _ in self.add_pieces(ids)]
+
+    def finish(self) -> list[array]:
+        """The last, short row if there is one and it is kept; the packer takes no more."""
+        return [row for row, _ in self.finish_pieces()]
+
+    def add_pieces(self, ids: Any) -> list[tuple[array, list[Piece]]]:
+        """Add one document; returns the rows it completed, each with its pieces."""
         if self.finished:
             raise RuntimeError("add() after finish()")
         if self.eos is not None:
@@ -76,19 +102,32 @@ class Packer:
             doc = ids
         else:
             doc = array(self.typecode, ids)
+        number = self.documents
+        self.documents += 1
         self.tokens += len(doc)
         buf = self.pending
-        buf.extend(doc)
-        full = len(buf) - len(buf) % self.length
-        rows = [buf[i : i + self.length] for i in range(0, full, self.length)]
-        self.pending = buf[full:]
-        return rows
+        n = len(doc)
+        done: list[tuple[array, list[Piece]]] = []
+        start = 0
+        while start < n:  # the document's pieces: up to the end of the row it falls in
+            at = len(buf)
+            take = min(n - start, self.length - at)
+            buf.extend(doc[start : start + take] if take < n else doc)
+            self.pending_pieces.append(Piece(number, start, take, at))
+            start += take
+            if len(buf) == self.length:
+                done.append((buf, self.pending_pieces))
+                buf, self.pending_pieces = array(self.typecode), []
+        self.pending = buf
+        return done
 
-    def finish(self) -> list[array]:
-        """The last, short row if there is one and it is kept; the packer takes no more."""
+    def finish_pieces(self) -> list[tuple[array, list[Piece]]]:
+        """The last, short row with its pieces, if there is one and it is kept; the packer
+        takes no more."""
         self.finished = True
         rest, self.pending = self.pending, array(self.typecode)
-        return [rest] if rest and self.keep_last else []
+        pieces, self.pending_pieces = self.pending_pieces, []
+        return [(rest, pieces)] if rest and self.keep_last else []
 
 
 def pack(

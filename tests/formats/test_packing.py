@@ -59,3 +59,39 @@ def test_a_long_document_fills_many_rows():
     assert [r.tolist() for r in packer.add(range(10))] == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
     assert packer.finish() == []
     assert packer.tokens == 10
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(documents(100), st.integers(1, 12), st.booleans(), st.booleans())
+def test_each_rows_pieces_give_back_its_documents(docs, length, keep_last, eos):
+    """A row's pieces tile it (their lengths, its seq_lens, sum to its length, each starting
+    where the last ended), name the documents it holds in order, and read back each document's
+    ids (with its EOS) whole, from its first piece to its last."""
+    packer = Packer(length, keep_last, EOS if eos else None)
+    rows = []
+    for doc in docs:
+        rows += packer.add_pieces(doc)
+    rows += packer.finish_pieces()
+    assert [r.tolist() for r, _ in rows] == [
+        r.tolist() for r in pack(docs, length, keep_last, EOS if eos else None)
+    ]
+    found: dict[int, list[int]] = {}
+    last = (-1, 0)
+    for row, pieces in rows:
+        assert sum(p.length for p in pieces) == len(row)
+        assert [p.offset for p in pieces] == [
+            sum(q.length for q in pieces[:i]) for i in range(len(pieces))
+        ]
+        for p in pieces:
+            assert p.length >= 1
+            assert (p.document, p.start) > last  # in order, never twice
+            last = (p.document, p.start)
+            got = found.setdefault(p.document, [])
+            assert p.start == len(got)  # a document's pieces follow one another
+            got += row[p.offset : p.offset + p.length].tolist()
+    want = {i: (doc + [EOS] if eos and doc else doc) for i, doc in enumerate(docs)}
+    for number, ids in found.items():
+        assert ids == want[number][: len(ids)]
+        if keep_last:
+            assert ids == want[number]
+    assert keep_last is False or set(found) == {i for i, ids in want.items() if ids}

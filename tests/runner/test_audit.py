@@ -86,7 +86,7 @@ def _plant_in_parquet(path: Path, row: int, position: int) -> tuple[int, int]:
     and metadata kept; returns (old id, new id)."""
     pf = pq.ParquetFile(path)
     schema = pf.schema_arrow
-    name = schema.names[-2]
+    name = "input_ids"  # the ids column (packed rows carry seq_lens after the count)
     groups = [pf.read_row_group(i) for i in range(pf.metadata.num_row_groups)]
     at = row
     old = new = -1

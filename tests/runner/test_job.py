@@ -351,6 +351,11 @@ def test_the_output_options_are_the_settings_declared_output(tmp_path):
     )
     job = load_job(job_file)
     declared = {s.attribute for s in SETTINGS if s.output}
-    assert set(job.output_format()) == declared
+    # packed Parquet's extra columns decide its bytes too (keyed since seq_lens was added)
+    assert set(job.output_format()) == declared | {"packed_columns"}
+    assert job.output_format()["packed_columns"] == ["seq_lens"]
     assert job.output_format()["pack_keep_last"] is False and job.pack_keep_last is False
     assert job.output_format()["pack_length"] == 8
+    # a key added after outputs were cached is keyed only when set, so other jobs keep theirs
+    assert "position_ids" not in job.output_format()
+    assert load_job(job_file, {"output.position_ids": True}).output_format()["position_ids"]

@@ -147,6 +147,52 @@ def test_packed_rows_hold_every_token_once_in_order_whatever_the_shards_and_work
         assert flat == stream[: len(stream) - len(stream) % n] and len(rows[-1]) == n
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_packed_rows_carry_their_documents_pieces_which_give_back_the_oracles_ids(
+    tmp_path: Path, workers: int
+) -> None:
+    """The example job, packed into rows of 512 ids with position ids: each row's seq_lens
+    sum to its length, its position ids count from 0 in each piece, and its pieces, read in
+    order, are every non-empty document's oracle ids, whole, in order: a document is cut only
+    where a row ends, its rest being the next row's first piece."""
+    code, output = invoke(
+        "run",
+        EXAMPLE_JOB,
+        "-o",
+        tmp_path / "out",
+        "--workers",
+        workers,
+        "--set",
+        "output.pack_length=512",
+        "--set",
+        "output.position_ids=true",
+        "--set",
+        "run.shard_mb=0.01",
+    )
+    assert code == 0, output
+    table = pq.read_table(tmp_path / "out" / "sample.parquet")
+    assert table.column_names == ["input_ids", "num_tokens", "seq_lens", "position_ids"]
+    pieces = []  # (ids, first in its row)
+    for row in table.to_pylist():
+        assert sum(row["seq_lens"]) == len(row["input_ids"]) == row["num_tokens"]
+        assert row["position_ids"] == [i for n in row["seq_lens"] for i in range(n)]
+        at = 0
+        for k, n in enumerate(row["seq_lens"]):
+            assert n >= 1
+            pieces.append((row["input_ids"][at : at + n], k == 0))
+            at += n
+    docs = [d for d in oracle_ids(pq.read_table(SAMPLE)["text"].to_pylist()) if d]
+    pieces.reverse()
+    for doc in docs:
+        got, first = pieces.pop()
+        while len(got) < len(doc):
+            rest, starts_row = pieces.pop()
+            assert starts_row  # a document goes on only at the start of the next row
+            got += rest
+        assert got == doc
+    assert pieces == []
+
+
 def test_the_example_job_in_mds_reads_back_through_streaming_as_its_ids_plus_eos(
     tmp_path: Path,
 ) -> None:
@@ -276,3 +322,23 @@ def test_eos_follows_every_non_empty_row_and_a_refused_row_keeps_null_ids(tmp_pa
     assert code == 3 and "row 1: encode error" in output, output
     ids = pq.read_table(tmp_path / "out" / "a.parquet")["input_ids"].to_pylist()
     assert ids == [[2, 3], None, [], [2, 2, 3]]
+
+
+@pytest.mark.parametrize(
+    ("settings", "says"),
+    [
+        (["output.position_ids=true"], "applies only with output.pack_length set"),
+        (
+            ["output.position_ids=true", "output.pack_length=64", "output.format=megatron"],
+            'applies to packed Parquet, not output.format "megatron"',
+        ),
+        (["output.pack_length=64", "output.count_column=seq_lens"], "is a column of packed rows"),
+    ],
+)
+def test_packed_columns_that_cannot_be_are_refused_naming_the_keys(
+    tmp_path: Path, settings: list[str], says: str
+) -> None:
+    args = [a for s in settings for a in ("--set", s)]
+    code, output = invoke("run", EXAMPLE_JOB, "-o", tmp_path / "out", *args)
+    assert code == 2 and says in output, output
+    assert not (tmp_path / "out").exists()

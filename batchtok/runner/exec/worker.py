@@ -747,23 +747,35 @@ def _assemble_packed_parquet(task: AssembleTask, ctx: WorkerContext) -> JoinResu
     assert task.pack_length is not None
     packer = Packer(task.pack_length, keep_last=task.pack_keep_last)
     dtype = ctx.settings.dtype
+    positions = "position_ids" in task.schema.names
     with _joined(task, ctx) as sink:
-        rows: list[array] = []
+        rows: list[tuple[array, list]] = []
 
         def flush() -> None:
             values = array(TYPECODES[dtype])
-            for row in rows:
+            for row, _ in rows:
                 values.extend(row)
-            ids_arr, counts = list_arrays(values, [len(r) for r in rows], dtype)
-            sink.write(pa.Table.from_arrays([ids_arr, counts], schema=task.schema))
+            ids_arr, counts = list_arrays(values, [len(r) for r, _ in rows], dtype)
+            columns = [ids_arr, counts]
+            # each row's pieces: their lengths (summing to the row's) and, if asked, each id's
+            # position in its piece
+            lengths = array("i", (p.length for _, pieces in rows for p in pieces))
+            columns.append(list_arrays(lengths, [len(pieces) for _, pieces in rows], "int32")[0])
+            if positions:
+                at = array("i")
+                for _, pieces in rows:
+                    for p in pieces:
+                        at.extend(range(p.length))
+                columns.append(list_arrays(at, [len(r) for r, _ in rows], "int32")[0])
+            sink.write(pa.Table.from_arrays(columns, schema=task.schema))
             rows.clear()
 
         for ids in _part_documents(task, ctx):
             if ids is not None:
-                rows += packer.add(ids.to_pylist())
+                rows += packer.add_pieces(ids.to_pylist())
             if len(rows) * task.pack_length >= PACKED_ROW_GROUP_IDS:
                 flush()
-        rows += packer.finish()
+        rows += packer.finish_pieces()
         if rows:
             flush()
         written = sink.rows

@@ -48,6 +48,7 @@ from ..errors import InvalidValue, JobError, Problem, reason
 from ..io.arrow_fs import StorageOptions, is_uri
 from ..io.names import escaped
 from ..io.stores import STORES, OutPath, as_path, scheme_of
+from ..outputs.formats import FORMATS
 from .settings import BY_KEY, COMMAND_LINE, REQUIRED, SECTIONS, SETTINGS, TOP_LEVEL, shown_value
 from .spec import Job
 
@@ -309,4 +310,14 @@ def _cross_checks(resolved: dict[str, Any], sources: dict[str, str]) -> list[Pro
     ids, count = resolved["output.ids_column"], resolved["output.count_column"]
     if ids == count:
         problem("output.count_column", f'must differ from output.ids_column (both are "{ids}")')
+    if resolved["output.position_ids"]:
+        if resolved["output.pack_length"] is None:
+            problem("output.position_ids", "applies only with output.pack_length set")
+        elif FORMATS[name := resolved["output.format"]].token_file:
+            problem("output.position_ids", f'applies to packed Parquet, not output.format "{name}"')
+    if resolved["output.pack_length"] is not None:
+        for name in ("seq_lens", "position_ids"):
+            for key in ("output.ids_column", "output.count_column"):
+                if resolved[key] == name:
+                    problem(key, f'"{name}" is a column of packed rows (output.pack_length)')
     return problems

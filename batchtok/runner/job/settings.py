@@ -176,6 +176,9 @@ class Setting:
     #: the value decides the bytes of the outputs: it is in every shard's cache key and in
     #: each output's metadata (``Job.output_format()``)
     output: bool = False
+    #: like ``output``, but only when set to other than its default: a key added after
+    #: outputs were cached, so that a job leaving it alone keeps its cache keys
+    key_when_set: bool = False
 
     @property
     def attribute(self) -> str:
@@ -305,8 +308,16 @@ SETTINGS: tuple[Setting, ...] = (
         _pack_length,
         "Pack each file's documents (with their EOS) into rows of exactly this many ids, in "
         'order; "none" keeps one row per document. Packed Parquet holds the ids and count '
-        "columns only.",
+        "columns and seq_lens (the lengths of the document pieces in the row, in order).",
         output=True,
+    ),
+    Setting(
+        "output.position_ids",
+        False,
+        _boolean,
+        "With output.pack_length and Parquet: a position_ids column too, counting from 0 at "
+        "the start of each document piece of the row.",
+        key_when_set=True,
     ),
     Setting(
         "output.pack_keep_last",

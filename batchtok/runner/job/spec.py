@@ -48,6 +48,7 @@ class Job:
     append_eos: bool | str = False
     pack_length: int | None = None
     pack_keep_last: bool = True
+    position_ids: bool = False
     executor: str = "local"
     ray_address: str = ""
     stall_timeout: float = STALL_TIMEOUT
@@ -70,7 +71,17 @@ class Job:
     def output_format(self) -> dict[str, Any]:
         """The options that decide the output file's bytes besides the ids (the settings
         declared ``output=True``): in every cache key and output's metadata."""
-        return {s.attribute: getattr(self, s.attribute) for s in SETTINGS if s.output}
+        doc = {s.attribute: getattr(self, s.attribute) for s in SETTINGS if s.output}
+        for s in SETTINGS:
+            if s.key_when_set and getattr(self, s.attribute) != s.default:
+                doc[s.attribute] = getattr(self, s.attribute)
+        if self.pack_length is not None and not FORMATS[self.format].token_file:
+            doc["packed_columns"] = list(self.packed_columns())  # (added with seq_lens)
+        return doc
+
+    def packed_columns(self) -> tuple[str, ...]:
+        """The columns packed Parquet rows carry besides the ids and the count."""
+        return ("seq_lens", "position_ids") if self.position_ids else ("seq_lens",)
 
     @property
     def derived_output(self) -> bool:

@@ -57,6 +57,17 @@ def _output_schema(job: Job, f: InputFile) -> pa.Schema:
     return output_schema(f.schema, keep, job.ids_column, job.count_column, job.dtype)
 
 
+def _joined_schema(job: Job, f: InputFile, doc: dict) -> pa.Schema:
+    """The schema of a file joined from its parts: packed Parquet rows carry their pieces'
+    lengths (and position ids) too."""
+    schema = _schema(job, f, doc)
+    if job.pack_length is None or FORMATS[job.format].token_file:
+        return schema
+    for name in job.packed_columns():
+        schema = schema.append(pa.field(name, pa.list_(pa.int32())))
+    return schema
+
+
 def file_output(prep: Prepared, st: FileState) -> FileOutput:
     """The output schema and metadata document (but its shards) every task of ``st``'s file
     shares."""
@@ -145,7 +156,7 @@ def join_task(prep: Prepared, st: FileState, tmp_dir: Path) -> AssembleTask:
         rel=st.file.rel,
         dest=str(st.output),
         tmp_dir=str(tmp_dir),
-        schema=_schema(job, st.file, doc),
+        schema=_joined_schema(job, st.file, doc),
         compression=job.compression,
         sources=tuple(sources),
         tag="join-" + hex128("|".join(st.keys).encode()),
