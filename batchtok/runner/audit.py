@@ -35,8 +35,10 @@ trainer format's files; :func:`.inputs.files.open_source` for inputs).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import random
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -481,6 +483,47 @@ class PackedRows:
                 f"{length} ({len(wrong)} such rows before the last)"
             )
         self.total = sum(n or 0 for n in counts)
+        self.bounds = self._piece_bounds(counts)
+
+    def _piece_bounds(self, counts: list[int | None]) -> array | None:
+        """Every place in the token stream where a document piece starts or ends, from the
+        rows' ``seq_lens`` (sorted; None for rows written without them); a row whose pieces do
+        not sum to its length is a problem, reported."""
+        readable = stores.readable(self.rows.path, self.rows.options)
+        if "seq_lens" not in pq.read_schema(readable).names:
+            return None
+        table = pq.read_table(
+            stores.readable(self.rows.path, self.rows.options), columns=["seq_lens"]
+        )
+        bounds = array("q", [0])
+        at = 0
+        for i, (lengths, count) in enumerate(zip(table.column(0).to_pylist(), counts)):
+            if sum(lengths or ()) != (count or 0):
+                self.problems.append(
+                    f"{self.rows.path}: packed row {i}'s seq_lens sum to {sum(lengths or ())}, "
+                    f"not its {count or 0} ids"
+                )
+                return None
+            for n in lengths or ():
+                at += n
+                bounds.append(at)
+        return bounds
+
+    def cuts_inside(self, start: int, end: int) -> list[int]:
+        """The piece bounds strictly between ``start`` and ``end`` that are not a row's end
+        (a document is cut only where a row ends); [] if the rows have no seq_lens."""
+        if self.bounds is None:
+            return []
+        first = bisect.bisect_right(self.bounds, start)
+        last = bisect.bisect_left(self.bounds, end)
+        return [b for b in self.bounds[first:last] if b % self.length]
+
+    def bounded(self, offset: int) -> bool:
+        """Whether a piece starts or ends at ``offset`` (True if the rows have no seq_lens)."""
+        if self.bounds is None:
+            return True
+        i = bisect.bisect_left(self.bounds, offset)
+        return i < len(self.bounds) and self.bounds[i] == offset
 
     def read(self, start: int, length: int) -> list[int]:
         if length <= 0 or start >= self.total:
@@ -864,6 +907,15 @@ class JobAudit:
             if len(got) == len(want) and got[: len(ids)] == ids and got != want:
                 reason = "the document runs on past its end (its next token is not the next one's)"
             compare(self.report, audit, self.oracle, row, stream.where(start), got, want, reason)
+            if isinstance(stream, PackedRows) and ids and start + len(ids) <= stream.total:
+                stop = start + len(ids)
+                inside = stream.cuts_inside(start, stop)
+                if inside or not (stream.bounded(start) and stream.bounded(stop)):
+                    problems.append(
+                        f"{audit.output}: the seq_lens of input row {row}'s document "
+                        f"({stream.where(start)}, {len(ids)} ids) do not bound it"
+                        + (f" (a piece ends at {stream.where(inside[0])})" if inside else "")
+                    )
 
 
 def audit_job(job: Job, sample: int = AUDIT_SAMPLE, seed: int = AUDIT_SEED) -> AuditReport:

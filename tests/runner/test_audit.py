@@ -521,3 +521,24 @@ def test_a_data_file_reads_every_span_right_across_its_read_ahead(tmp_path: Path
             assert data.read(start, length) == values[start : start + length], (start, length)
     finally:
         data.close()
+
+
+def test_packed_rows_whose_seq_lens_do_not_bound_their_documents_are_found(
+    tmp_path: Path,
+) -> None:
+    """The audit checks each sampled document's piece bounds in a packed row's seq_lens: a
+    row whose pieces are the right ids but whose lengths are moved (the ids untouched) fails."""
+    _inputs(tmp_path)
+    job = _run(tmp_path, output__append_eos=True, output__pack_length=64)
+    assert _report(job, "--sample", ALL)["ok"]
+    path = tmp_path / "out" / "a.parquet"
+    table = pq.read_table(path)
+    lengths = table["seq_lens"].to_pylist()
+    row = next(i for i, ls in enumerate(lengths) if len(ls) >= 2 and ls[0] > 1)
+    lengths[row] = [lengths[row][0] - 1, lengths[row][1] + 1, *lengths[row][2:]]
+    column = pa.array(lengths, table.schema.field("seq_lens").type)
+    moved = table.set_column(table.schema.get_field_index("seq_lens"), "seq_lens", column)
+    pq.write_table(moved.replace_schema_metadata(table.schema.metadata), path)
+    code, output = _audit(job, "--sample", ALL)
+    assert code == 1, output
+    assert "do not bound it" in output and f"packed row {row} " in output, output
