@@ -9,8 +9,9 @@ The input is ``benchmarks.bench_runner``'s Parquet corpus (built once, cached); 
 are written once as JSON Lines, plain and gzip'd, beside it. Each variant is one ``batchtok
 run`` in a fresh process into an empty output directory:
 
-* parquet -> parquet (the baseline), -> megatron, -> datatrove (both with ``append_eos``), ->
-  packed Parquet (2048 ids a row);
+* parquet -> parquet (the baseline), -> megatron, -> datatrove, -> MDS (each with
+  ``append_eos``), -> packed Parquet (2048 ids a row, its ``seq_lens``; and with
+  ``position_ids``), -> packed MDS;
 * jsonl -> parquet, jsonl.gz -> parquet.
 
 Printed: wall seconds (median of ``--repeats``), MB/s of text, the time over the baseline's
@@ -40,6 +41,15 @@ VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
     "parquet -> packed parquet": (
         "parquet",
         {"output.append_eos": True, "output.pack_length": 2048},
+    ),
+    "parquet -> packed parquet + position_ids": (
+        "parquet",
+        {"output.append_eos": True, "output.pack_length": 2048, "output.position_ids": True},
+    ),
+    "parquet -> mds": ("parquet", {"output.format": "mds", "output.append_eos": True}),
+    "parquet -> packed mds": (
+        "parquet",
+        {"output.format": "mds", "output.append_eos": True, "output.pack_length": 2048},
     ),
     "jsonl -> parquet": ("jsonl", {}),
     "jsonl.gz -> parquet": ("jsonl.gz", {}),
@@ -92,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--write-results",
+        action="store_true",
+        help="replace this benchmark's section of benchmarks/RESULTS.md with the figures",
+    )
     args = parser.parse_args(argv)
     tokenizer = tokenizer_path(args.tokenizer)
     parquet_dir = build_input(args.mb, "distinct")
@@ -112,14 +127,36 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{mb:.1f} MB of text, {args.tokenizer}, {args.workers} workers, median of {args.repeats}"
     )
-    print(f"{'variant':28} {'seconds':>8} {'MB/s':>6} {'x base':>7} {'output MB':>10}")
+    print(f"{'variant':42} {'seconds':>8} {'MB/s':>6} {'x base':>7} {'output MB':>10}")
+    table = [
+        "| variant | median s | MB/s | × the baseline's time | output MB |",
+        "|---|---|---|---|---|",
+    ]
     for name, r in results.items():
         r["mb_per_second"] = mb / r["seconds"]
         r["over_baseline"] = r["seconds"] / base
         print(
-            f"{name:28} {r['seconds']:8.1f} {r['mb_per_second']:6.2f} "
+            f"{name:42} {r['seconds']:8.1f} {r['mb_per_second']:6.2f} "
             f"{r['over_baseline']:7.2f} {r['output_mb']:10.1f}"
         )
+        table.append(
+            f"| {name} | {r['seconds']:.2f} | {r['mb_per_second']:.2f} | "
+            f"{r['over_baseline']:.2f} | {r['output_mb']:.1f} |"
+        )
+    if args.write_results:
+        from benchmarks.results import write_section
+
+        command = (
+            f"python -m benchmarks.bench_formats --mb {args.mb:g} --tokenizer {args.tokenizer} "
+            f"--workers {args.workers} --repeats {args.repeats} --write-results"
+        )
+        notes = [
+            f"{mb:.1f} MB of distinct text, {args.tokenizer}, {args.workers} workers, median of "
+            f"{args.repeats}, each run a fresh process into an empty directory: `{command}`",
+            "the baseline is parquet -> parquet; the token formats and MDS append EOS; packed "
+            "rows hold 2048 ids (packed Parquet: with seq_lens)",
+        ]
+        write_section("benchmarks.bench_formats", table, notes, None)
     summary = {"mb": mb, "tokenizer": args.tokenizer, "workers": args.workers, "results": results}
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2))
