@@ -366,3 +366,38 @@ def test_a_cloud_without_credentials_is_refused_before_any_work_naming_what_to_s
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "output.dir" in done.stderr and says in done.stderr, done.stderr
+
+
+def test_the_storage_table_reaches_gcs_and_azure_without_their_variables(
+    gcs: Cloud, azure: Cloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """[storage].endpoint (with anonymous access for the emulator, or the account's key from
+    AZURE_STORAGE_ACCOUNT_KEY for Azurite) takes the place of each cloud's endpoint variable."""
+    local = _inputs(tmp_path)
+    buckets = {}
+    for cloud in (gcs, azure):
+        buckets[cloud.scheme] = _bucket(cloud, tmp_path / cloud.scheme)
+        cloud.upload_tree(local, buckets[cloud.scheme], "corpus")
+    gcs_url = gcs.environment["STORAGE_EMULATOR_HOST"]
+    connection = azure.environment["AZURE_STORAGE_CONNECTION_STRING"]
+    blob_endpoint = next(p.split("=", 1)[1] for p in connection.split(";") if p.startswith("Blob"))
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST")
+    monkeypatch.delenv("AZURE_STORAGE_CONNECTION_STRING")
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_KEY", clouds.AZURITE_KEY)
+    cases = [
+        ("gs", {"storage__endpoint": gcs_url, "storage__anonymous": True}),
+        ("az", {"storage__endpoint": blob_endpoint}),
+    ]
+    for scheme, storage in cases:
+        bucket = buckets[scheme]
+        (tmp_path / f"job-{scheme}").mkdir()
+        job = basic_job(
+            tmp_path / f"job-{scheme}",
+            input__paths=[f"{scheme}://{bucket}/corpus/"],
+            output__dir=f"{scheme}://{bucket}/tokens",
+            **storage,
+        )
+        code, output = invoke("run", job)
+        assert code == 0, output
+        code, output = invoke("run", job)
+        assert code == 0 and "nothing to do" in output, output
