@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -26,6 +24,7 @@ import pytest
 
 from batchtok.runner.io.lock import current_holder
 from tests.support.ray_runs import (
+    cluster_process,
     finish,
     ray_environment,
     ray_job,
@@ -35,7 +34,6 @@ from tests.support.ray_runs import (
 )
 from tests.support.runner import (
     GPT2,
-    REPO,
     invoke,
     kill_worker_on_shard,
     summary,
@@ -71,24 +69,8 @@ def ray_cluster(tmp_path_factory) -> Iterator[tuple[subprocess.Popen, dict[str, 
         **ray_environment(home, temp_dir),
         **CREDENTIALS,  # the actors upload to the module's S3 server
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CLUSTER, temp_dir],
-        cwd=REPO,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with cluster_process(CLUSTER, temp_dir, env) as proc:
         yield proc, env
-    finally:
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -26,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.ray_runs import (
+    cluster_process,
     finish,
     ray_environment,
     ray_job,
@@ -33,7 +32,7 @@ from tests.support.ray_runs import (
     same_output,
     write_inputs,
 )
-from tests.support.runner import REPO, invoke, summary
+from tests.support.runner import invoke, summary
 
 pytest.importorskip("ray")
 
@@ -77,24 +76,8 @@ def two_nodes(tmp_path_factory) -> Iterator[tuple[subprocess.Popen, dict[str, st
     temp_dir = tempfile.mkdtemp(prefix="btnode-")  # short: Ray's socket paths
     os.makedirs(os.path.join(temp_dir, "ray"))  # RAY_TMPDIR's: the address file goes there
     env = ray_environment(tmp_path_factory.mktemp("ray_home"), temp_dir)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CLUSTER, temp_dir],
-        cwd=REPO,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with cluster_process(CLUSTER, temp_dir, env) as proc:
         yield proc, env
-    finally:
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,13 @@ travel as the driver's ``worker_process_setup_hook`` (:mod:`tests.support.ray_ho
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from tests.support.runner import GPT2, REPO, summary, texts, visible_files, write_job, write_parquet
@@ -45,6 +48,30 @@ def ray_environment(home: Path, temp_dir: str) -> dict[str, str]:
     }
     env.pop("RAY_ADDRESS", None)
     return env
+
+
+@contextlib.contextmanager
+def cluster_process(script: str, temp_dir: str, env: dict[str, str]) -> Iterator[subprocess.Popen]:
+    """``python -c script temp_dir``: a process holding a Ray cluster until its stdin is
+    closed (what it prints comes on its stdout); ``temp_dir`` is removed once it ended."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, temp_dir],
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield proc
+    finally:
+        proc.stdin.close()  # type: ignore[union-attr]
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def write_inputs(root: Path) -> Path:
