@@ -262,13 +262,13 @@ def test_a_run_killed_mid_upload_leaves_nothing_visible_and_resumes(
     assert cloud.objects(name, "t/")["big.parquet"] == want
 
 
-def _run_cli(args: list[str], environment: dict[str, str]) -> str:
-    """``batchtok ARGS`` in a fresh process from the repository's root, with the standard
-    variables of ``environment`` and no other storage setting."""
+def _cli(args: list[str], environment: dict[str, str]) -> subprocess.CompletedProcess:
+    """``batchtok ARGS`` in a fresh process from the repository's root, with the variables of
+    ``environment`` and no other storage setting (no cloud's variables of this process)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "AZURE_", "GOOGLE_"))}
     env.pop("STORAGE_EMULATOR_HOST", None)
     env.update(environment)
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "batchtok", *args],
         cwd=REPO,
         env=env,
@@ -276,6 +276,11 @@ def _run_cli(args: list[str], environment: dict[str, str]) -> str:
         text=True,
         timeout=300,
     )
+
+
+def _run_cli(args: list[str], environment: dict[str, str]) -> str:
+    """:func:`_cli`, which must succeed; its output."""
+    done = _cli(args, environment)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout + done.stderr
 
@@ -353,17 +358,8 @@ def test_the_example_job_in_and_out_of_each_cloud_with_only_its_standard_environ
 def test_a_cloud_without_credentials_is_refused_before_any_work_naming_what_to_set(
     uri: str, says: str, tmp_path: Path
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AZURE_", "GOOGLE_"))}
-    env.pop("STORAGE_EMULATOR_HOST", None)
-    env["HOME"] = str(tmp_path)  # no gcloud login of the machine's user
-    done = subprocess.run(
-        [sys.executable, "-m", "batchtok", "run", "jobs/example.toml", "-o", uri],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    # (HOME: no gcloud login of the machine's user)
+    done = _cli(["run", "jobs/example.toml", "-o", uri], {"HOME": str(tmp_path)})
     assert done.returncode == 2, done.stdout + done.stderr
     assert "output.dir" in done.stderr and says in done.stderr, done.stderr
 
