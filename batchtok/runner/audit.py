@@ -489,8 +489,7 @@ class PackedRows:
         """Every place in the token stream where a document piece starts or ends, from the
         rows' ``seq_lens`` (sorted; None for rows written without them); a row whose pieces do
         not sum to its length is a problem, reported."""
-        readable = stores.readable(self.rows.path, self.rows.options)
-        if "seq_lens" not in pq.read_schema(readable).names:
+        if "seq_lens" not in self.rows.file.schema_arrow.names:  # (the footer read already)
             return None
         table = pq.read_table(
             stores.readable(self.rows.path, self.rows.options), columns=["seq_lens"]
