@@ -12,6 +12,7 @@ both is caught only by ``--verify``.
 
 from __future__ import annotations
 
+import datetime
 import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
@@ -58,6 +59,11 @@ def _profile_endpoint() -> str:
     except BotoCoreError:  # a profile named that does not exist: the SDKs refuse it later
         return ""
     return found if isinstance(found, str) else ""
+
+
+def ns_of(when: datetime.datetime | None) -> int:
+    """A modification time as nanoseconds since the epoch (0 if unknown)."""
+    return int(when.timestamp() * 1e9) if when else 0
 
 
 def is_uri(path: str) -> bool:
@@ -152,8 +158,7 @@ def stat(uri: str, options: StorageOptions) -> dict[str, int] | None:
         meta = found.meta()
         if meta is None:
             return None
-        mtime = int(meta.modified.timestamp() * 1e9) if meta.modified else 0
-        return {"size": meta.size, "mtime_ns": mtime, "ctime_ns": 0, "inode": 0}
+        return {"size": meta.size, "mtime_ns": ns_of(meta.modified), "ctime_ns": 0, "inode": 0}
     fs, path = filesystem(uri, options)
     info = fs.get_file_info(path)
     if info.type != pafs.FileType.File:

@@ -22,13 +22,12 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .arrow_fs import StorageOptions
+from .arrow_fs import StorageOptions, ns_of
 from .objects import (
     ObjectMeta,
     ObjectPath,
     ObjectStoreError,
     installed,
-    ns_of,
     remove_local,
     upload_beating,
 )

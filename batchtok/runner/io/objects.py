@@ -211,11 +211,6 @@ def installed(module: str) -> bool:
         return False
 
 
-def ns_of(when: datetime.datetime | None) -> int:
-    """A modification time as nanoseconds since the epoch (0 if unknown)."""
-    return int(when.timestamp() * 1e9) if when else 0
-
-
 class RangeReader(io.RawIOBase):
     """An object read by ranged requests: seekable, for pyarrow (through a buffer)."""
 

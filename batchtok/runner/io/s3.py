@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .arrow_fs import StorageOptions, filesystem
+from .arrow_fs import StorageOptions, filesystem, ns_of
 from .objects import ObjectMeta, ObjectPath, ObjectStoreError, installed, remove_local
 
 BOTO3_MISSING = 'S3 outputs need boto3: pip install "batchtok[s3]"'
@@ -162,9 +162,7 @@ class S3Path(ObjectPath):
         try:
             for page in pages.paginate(Bucket=self.bucket, Prefix=prefix):
                 for entry in page.get("Contents", []):
-                    modified = entry.get("LastModified")
-                    mtime = int(modified.timestamp() * 1e9) if modified else 0
-                    yield entry["Key"], int(entry.get("Size", 0)), mtime
+                    yield entry["Key"], int(entry.get("Size", 0)), ns_of(entry.get("LastModified"))
                     limit -= 1
                     if limit == 0:
                         return
