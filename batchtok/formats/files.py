@@ -219,6 +219,8 @@ class TokenFileWriter:
         self._data_hash = _HeldBackHash(hold)
         # name -> xxh3-128 of every file of the set, the sidecar's included, once closed
         self.digests: dict[str, str] = {}
+        # files made beside the writer's own (a provenance file): (tmp, dest, xxh3-128)
+        self._companions: list[tuple[str, str, str]] = []
 
     # -- the caller's side ----------------------------------------------------------------
 
@@ -242,6 +244,19 @@ class TokenFileWriter:
         for length in lengths:
             self._count(length)
 
+    def add_companion(self, tmp: str, dest: str, digest: str) -> None:
+        """Publish the finished temporary file ``tmp`` (in ``tmp_dir``; of content hash
+        ``digest``) as ``dest`` with the set, before its primary file, listed in its sidecar
+        (a provenance file); it is removed if the set is not published."""
+        self._tmp.append(tmp)
+        self._companions.append((tmp, dest, digest))
+
+    def _with_companions(self, staged: list[tuple[str, str]]) -> None:
+        """Put the companion files in ``staged`` before its last (primary) file."""
+        for _, dest, digest in self._companions:
+            self.digests[os.path.basename(dest)] = digest
+        staged[-1:-1] = [(tmp, dest) for tmp, dest, _ in self._companions]
+
     def copy_data(self, path: str) -> None:
         """Append the raw token bytes of the data file ``path`` (a part being merged)."""
         with open(path, "rb") as src:
@@ -260,6 +275,7 @@ class TokenFileWriter:
                 staged.append((self._stage(pieces, self.dest + suffix), self.dest + suffix))
             if self.data_is_primary:
                 staged.append(staged.pop(0))
+            self._with_companions(staged)
             sizes = {os.path.basename(dest): os.path.getsize(tmp) for tmp, dest in staged}
             text = json.dumps(self.sidecar(sizes), sort_keys=True) + "\n"
             sidecar = self._stage([text.encode()], self.dest + SIDECAR)

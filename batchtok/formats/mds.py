@@ -245,6 +245,7 @@ class MdsWriter(TokenFileWriter):
             index = json.dumps({"shards": entries, "version": 2}, sort_keys=True)
             primary = _join(self.dest, INDEX)
             staged.append((self._stage([index.encode("utf-8")], primary), primary))
+            self._with_companions(staged)
             sizes = {os.path.basename(dest): os.path.getsize(tmp) for tmp, dest in staged}
             text = json.dumps(self.sidecar(sizes), sort_keys=True) + "\n"
             sidecar = sidecar_stem(self.dest) + SIDECAR

@@ -637,6 +637,8 @@ class JobAudit:
                 self.report.problems.append(
                     f"{audit.output} (or its input {audit.input}) cannot be read: {exc}"
                 )
+            if self.job.provenance:
+                self.check_docs(f, out, rows)
 
     def check_file(self, f: InputFile, audit: FileAudit, rows: list[int]) -> None:
         """Compare the sampled ``rows`` of input ``f`` with its output, found as the job's
@@ -676,6 +678,104 @@ class JobAudit:
                 f"{display_path(out)} was written with {', '.join(differ)}: run the job "
                 "again, or audit with the options it was run with"
             )
+
+    def check_docs(self, f: InputFile, out: str, rows: list[int]) -> None:
+        """The output's provenance file: its entries name this input, follow one another
+        through the output's ids without a gap and sum to them; and each sampled row's
+        entries, read where they say, are its oracle ids in order (a row is checked as one)."""
+        docs = self.output_format.docs_file(out)
+        audit = FileAudit(display_path(docs), display_path(f.path), "provenance")
+        self.report.files.append(audit)
+        audit.rows = rows
+        audit.located_by = (
+            "the provenance entries naming the row, each read at its output_row and offset"
+        )
+        try:
+            with contextlib.ExitStack() as self.open_files:
+                self._check_docs(f, out, docs, audit, rows)
+        except (OSError, pa.ArrowException, FormatError, KeyError) as exc:
+            self.report.problems.append(f"{audit.output} cannot be read: {exc}")
+
+    def _check_docs(
+        self, f: InputFile, out: str, docs: str, audit: FileAudit, rows: list[int]
+    ) -> None:
+        job, problems = self.job, self.report.problems
+        table = pq.read_table(
+            stores.readable(docs, job.storage),
+            columns=["source", "row", "tokens", "start", "output_row", "offset"],
+        )
+        sources = set(table.column("source").unique().to_pylist())
+        if sources - {f.path}:
+            problems.append(f"{audit.output} names {sorted(sources - {f.path})[0]}, not {f.path}")
+        size = job.pack_length
+        if size is not None and not self.output_format.token_file:
+            stream: Any = PackedRows(
+                ParquetRows(out, job.ids_column, job.count_column, problems, job.storage),
+                size,
+                problems,
+            )
+        else:
+            lengths = self._trainer_lengths(out)
+            if lengths is None:
+                return
+            stream = self._data_file(out, lengths[0].dtype)
+        column = {name: table.column(name).to_pylist() for name in table.column_names}
+        at = 0  # each entry must start where the one before it ends
+        for i, (tokens, row, offset) in enumerate(
+            zip(column["tokens"], column["output_row"], column["offset"])
+        ):
+            place = offset if size is None else row * size + offset
+            if place != at:
+                problems.append(
+                    f"{audit.output}: entry {i} starts at id {place} of the output, the entries "
+                    f"before it end at {at}"
+                )
+                return
+            at += tokens
+        if at != stream.total:
+            problems.append(f"{audit.output}: its entries hold {at} ids, the output {stream.total}")
+        entries: dict[int, list[int]] = {}
+        wanted = set(rows)
+        for i, row in enumerate(column["row"]):
+            if row in wanted:
+                entries.setdefault(row, []).append(i)
+        starts = list(accumulate((rg.rows for rg in f.row_groups), initial=0))
+        picked = [
+            r
+            for r in input_rows(job, f, self.settings, [_group_of(starts, r) for r in rows])
+            if r[0] in wanted
+        ]
+        results = _encoded(self.oracle, picked, job.pair_column is not None)
+        last_row = max(column["row"], default=-1)
+        for row in rows:
+            expected = self.expected(results[row])
+            mine = entries.get(row, [])
+            if not mine:  # a bad row, an empty document, or one in a dropped short last row
+                dropped = (
+                    size is not None
+                    and not job.pack_keep_last
+                    and row > last_row
+                    and len(expected or []) < size
+                )
+                empty_left_out = self.drops_empty or size is not None  # (packed: no piece)
+                none = expected is None or (not expected and empty_left_out) or dropped
+                where = "no entry"
+                written = expected if none else None
+                compare(self.report, audit, self.oracle, row, where, written, expected)
+                continue
+            got: list[int] = []
+            for i in mine:
+                start = column["offset"][i]
+                if size is not None:
+                    start += column["output_row"][i] * size
+                got += stream.read(start, column["tokens"][i])
+            first = mine[0]
+            want = list(expected or [])[column["start"][first] :]
+            if size is not None and not job.pack_keep_last and row == last_row:
+                want = want[: len(got)]  # the short last row dropped
+            where = f"entries {first}-{mine[-1]}, {stream.where(start)}"
+            reason = "" if column["start"][first] == 0 else "its first entry does not start at 0"
+            compare(self.report, audit, self.oracle, row, where, got, want, reason, bool(reason))
 
     def direct(self, f: InputFile, audit: FileAudit, rows: list[int]) -> None:
         audit.located_by = "row number (every input row is an output row)"

@@ -13,6 +13,7 @@ from the bytes the driver put).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
@@ -21,6 +22,7 @@ import time
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
     from batchtok import Tokenizer
 
     from ..job import Job
+
+from batchtok.formats.provenance import DocsWriter
 
 from ..errors import BadRowError, CorruptFileError, InputChangedError
 from ..inputs import arrow_ipc, text_arrays
@@ -44,6 +48,7 @@ from ..io.stores import stat_key
 from ..outputs.formats import DEFAULT_FORMAT, FORMATS
 from ..outputs.parquet import (
     PAGE_CHECKSUMS,
+    PART_LINE,
     TYPECODES,
     AtomicParquet,
     FileOutput,
@@ -73,6 +78,9 @@ class EncodeSettings:
     bad_rows: str
     eos_id: int | None = None  # appended to every non-empty row (output.append_eos)
     storage: StorageOptions = StorageOptions()  # how s3:// (and other URI) inputs are read
+    # parts carry each row's row (and line) in the input, and its id column (output.provenance)
+    provenance: bool = False
+    id_column: str = ""
 
 
 def encode_settings(job: Job, facts: TokenizerFacts | None = None) -> EncodeSettings:
@@ -87,6 +95,8 @@ def encode_settings(job: Job, facts: TokenizerFacts | None = None) -> EncodeSett
         bad_rows=job.bad_rows,
         eos_id=None if facts is None else eos_id(job, facts),
         storage=job.storage,
+        provenance=job.provenance,
+        id_column=job.id_column,
     )
 
 
@@ -446,6 +456,14 @@ def _encode_piece(
     ids_arr, counts = list_arrays(values, lengths, settings.dtype)
     ids_counter.count(values, state.tokens)
     columns = [piece.column(name) for name in state.task.keep] + [ids_arr, counts]
+    if settings.provenance:  # where each row came from, for the provenance file
+        rows = pa.Array.from_buffers(
+            pa.int64(), n, [None, pa.py_buffer(array("q", range(first_row, first_row + n)))]
+        )
+        found = [piece.column(PART_LINE)] if PART_LINE in piece.schema.names else []
+        if settings.id_column:
+            found.append(piece.column(settings.id_column))
+        columns[:0] = [rows, *found]
     out = pa.RecordBatch.from_arrays(columns, schema=schema)
     if bad and settings.bad_rows == "skip":
         out = out.filter(pa.array([i not in bad for i in range(n)], pa.bool_()))
@@ -503,19 +521,26 @@ def read_batches(
     IPC format ``arrow``, ``batches`` as planned) in batches of at most ``batch_rows``, with
     the text (and pair) column and the ``keep`` columns; each batch with {row in the batch:
     why it is bad} for rows the reading already found bad (a broken JSON line)."""
+    extra = [settings.id_column] if settings.provenance and settings.id_column else []
     if blocks:
         texts = [settings.text_column] + ([settings.pair_column] if settings.pair_column else [])
-        fields = tuple(dict.fromkeys(texts + list(keep)))
-        schema = pa.schema([pa.field(name, pa.string()) for name in fields])
+        fields = tuple(dict.fromkeys(texts + list(keep) + extra))
+        lines = settings.provenance
+        schema = pa.schema(
+            [pa.field(name, pa.string()) for name in fields]
+            + ([pa.field(PART_LINE, pa.int64())] if lines else [])
+        )
         for block in blocks:
             if compression is None:
                 stream: Any = io.BytesIO(block_bytes_of(source, block))
             else:
                 source.seek(0)
                 stream = open_stream(source, compression)
-            yield from read_rows(stream, block.first_line, fields, len(texts), batch_rows, schema)
+            yield from read_rows(
+                stream, block.first_line, fields, len(texts), batch_rows, schema, lines
+            )
         return
-    wanted = set(keep) | {settings.text_column, settings.pair_column}
+    wanted = set(keep) | {settings.text_column, settings.pair_column} | set(extra)
     if arrow:
         wanted.discard(None)
         for batch in arrow_ipc.read_batches(source, arrow, row_groups, batches, wanted, batch_rows):
@@ -646,6 +671,9 @@ class AssembleTask:
     token_dtype: str = ""  # a trainer format's
     provenance: dict | None = None  # a trainer format's sidecar: the output's metadata doc
     previous: tuple[str, ...] = ()  # a trainer format's: the files of its set there now
+    source: str = ""  # the input's path or URI
+    docs: str = ""  # where its provenance file goes (output.provenance; "": none)
+    id_field: pa.Field | None = None  # the input's id column, in the provenance file
 
     @property
     def label(self) -> str:
@@ -692,27 +720,38 @@ def _check_part(source: str, digest: str, ctx: WorkerContext) -> None:
         )
 
 
-def _part_documents(task: AssembleTask, ctx: WorkerContext) -> Iterator[Any]:
-    """Each row's ids (an Arrow array, or None for a null row), over the parts in order,
-    every page's checksum verified."""
+def _part_documents(task: AssembleTask, ctx: WorkerContext) -> Iterator[tuple[Any, tuple]]:
+    """Each row's ids (an Arrow array, or None for a null row) over the parts in order, every
+    page's checksum verified, with where the row came from when the output has a provenance
+    file: (its row in the input, its line or None, its id column's value or None); else ()."""
     for source, first, end, digest in task.sources:
         _check_part(source, digest, ctx)
         pf = pq.ParquetFile(
             stores.readable(source, ctx.settings.storage),
             page_checksum_verification=PAGE_CHECKSUMS,
         )
-        ids_name = task.schema.names[0]  # a derived output's parts hold ids and counts only
+        ids_name = task.schema.names[0]  # a derived output's parts hold ids and counts
+        names = pf.schema_arrow.names
+        whence = [] if not task.docs else names[: names.index(ids_name)]  # (see _part_schema)
         for i in range(first, end):
-            column = pf.read_row_group(i, columns=[ids_name], use_threads=False).column(0)
+            table = pf.read_row_group(i, columns=[*whence, ids_name], use_threads=False)
             ctx.beat()
-            for chunk in column.chunks:
+            places: Iterator[tuple] = iter(())
+            if whence:
+                row = table.column(0).to_pylist()
+                line = table.column(PART_LINE).to_pylist() if PART_LINE in whence else None
+                named = ctx.settings.id_column
+                ident = table.column(named).to_pylist() if named else None
+                places = zip(row, line or repeat(None), ident or repeat(None))
+            for chunk in table.column(ids_name).chunks:
                 values = chunk.flatten()  # the non-null rows' ids, one after another
                 at = 0
                 for n in chunk.value_lengths().to_pylist():
+                    where = next(places, ())
                     if n is None:
-                        yield None
+                        yield None, where
                     else:
-                        yield values.slice(at, n)
+                        yield values.slice(at, n), where
                         at += n
 
 
@@ -733,12 +772,38 @@ def _assemble_derived(task: AssembleTask, ctx: WorkerContext) -> JoinResult:
         previous=task.previous,  # those the new set lacks are removed
     )
     ctx.guard()
-    with writer:
-        for ids in _part_documents(task, ctx):
+    keeps_empty = output_format.keeps_empty_documents
+    with writer, _docs_writer(task, writer.tmp_dir) as docs:
+        for ids, where in _part_documents(task, ctx):
             if ids is not None:  # a bad row without ids is not a document
                 writer.add_document(ids.to_numpy(zero_copy_only=False))
+                if docs is not None and (len(ids) or keeps_empty):
+                    docs.add(len(ids), *where)
+        if docs is not None:
+            writer.add_companion(docs.tmp, task.docs, docs.finish())
         ctx.guard()
     return JoinResult(writer.published_documents(), peak_rss_mb(), dict(writer.digests))
+
+
+@contextlib.contextmanager
+def _docs_writer(task: AssembleTask, tmp_dir: str) -> Iterator[DocsWriter | None]:
+    """The writer of the output's provenance file (None if it has none), its temporary file
+    removed if the output is not written."""
+    if not task.docs:
+        yield None
+        return
+    writer = DocsWriter(
+        os.path.join(tmp_dir, f"{task.tag}.{os.getpid()}.docs.parquet.tmp"),
+        task.source,
+        task.pack_length,
+        task.pack_keep_last,
+        task.id_field,
+    )
+    try:
+        yield writer
+    except BaseException:
+        writer.abort()
+        raise
 
 
 def _assemble_packed_parquet(task: AssembleTask, ctx: WorkerContext) -> JoinResult:
@@ -748,7 +813,7 @@ def _assemble_packed_parquet(task: AssembleTask, ctx: WorkerContext) -> JoinResu
     packer = Packer(task.pack_length, keep_last=task.pack_keep_last)
     dtype = ctx.settings.dtype
     positions = "position_ids" in task.schema.names
-    with _joined(task, ctx) as sink:
+    with _joined(task, ctx) as sink, _docs_writer(task, task.tmp_dir) as docs:
         rows: list[tuple[array, list]] = []
 
         def flush() -> None:
@@ -770,16 +835,23 @@ def _assemble_packed_parquet(task: AssembleTask, ctx: WorkerContext) -> JoinResu
             sink.write(pa.Table.from_arrays(columns, schema=task.schema))
             rows.clear()
 
-        for ids in _part_documents(task, ctx):
+        for ids, where in _part_documents(task, ctx):
             if ids is not None:
                 rows += packer.add_pieces(ids.to_pylist())
+                if docs is not None:
+                    docs.add(len(ids), *where)
             if len(rows) * task.pack_length >= PACKED_ROW_GROUP_IDS:
                 flush()
         rows += packer.finish_pieces()
         if rows:
             flush()
         written = sink.rows
-    return JoinResult(written, peak_rss_mb(), {os.path.basename(task.dest): sink.digest})
+        digests = {}
+        if docs is not None:
+            digests[os.path.basename(task.docs)] = docs.finish()
+            sink.companions.append((docs.tmp, task.docs))
+    digests[os.path.basename(task.dest)] = sink.digest
+    return JoinResult(written, peak_rss_mb(), digests)
 
 
 TASK_FUNCTIONS: dict[type, Callable[[Any, Report, WorkerContext], TaskResult]] = {

@@ -194,6 +194,14 @@ def _kept_columns(job: Job, path: str, names: list[str]) -> tuple[tuple[str, ...
             )
         wanted = set(job.keep_columns)
         keep = tuple(n for n in names if n in wanted)
+    if job.id_column:  # read (and hashed) with the text, for the provenance file
+        if job.id_column not in names:
+            return (), job.problem(
+                "input.id_column",
+                f'column "{job.id_column}" is missing from {path} (columns: {", ".join(names)})',
+            )
+        if job.id_column not in keep:
+            keep += (job.id_column,)
     twice = [n for n in dict.fromkeys(keep) if keep.count(n) > 1]
     if twice:
         shown = f"{path} has more than one column named {_shown_names(twice)}"
@@ -325,7 +333,7 @@ def read_input(
 def jsonl_fields(job: Job) -> tuple[str, ...]:
     """The fields read from a JSON Lines input, text (and pair) first, then those kept."""
     fields = [job.text_column] + ([job.pair_column] if job.pair_column else [])
-    for name in job.keep_columns or ():
+    for name in (*(job.keep_columns or ()), *([job.id_column] if job.id_column else [])):
         if name not in fields:
             fields.append(name)
     return tuple(fields)
@@ -383,6 +391,8 @@ def read_jsonl_input(
         return None
     fields = jsonl_fields(job)
     keep = fields if job.keep_columns is None else tuple(dict.fromkeys(job.keep_columns))
+    if job.id_column and job.id_column not in keep:
+        keep += (job.id_column,)
     clash = _output_column_clash(job, keep, path)
     if clash is not None:
         problems.append(clash)

@@ -235,11 +235,13 @@ def read_rows(
     texts: int,
     batch_rows: int,
     schema: pa.Schema,
+    lines: bool = False,
 ) -> Iterator[tuple[pa.RecordBatch, dict[int, str]]]:
     """Batches of at most ``batch_rows`` rows from the lines of ``stream`` (to its end), as
     columns ``fields`` typed by ``schema``, each with {row in the batch: why it is bad}. A bad
-    row's values are null."""
-    columns: list[list[Any]] = [[] for _ in fields]
+    row's values are null. ``lines``: each row's line number (from ``first_line``) as one
+    more column, the schema's last."""
+    columns: list[list[Any]] = [[] for _ in range(len(fields) + lines)]
     bad: dict[int, str] = {}
     number = first_line
     for line in iter_lines(stream):
@@ -252,9 +254,11 @@ def read_rows(
             values = [None] * len(fields)
         for column, value in zip(columns, values):
             column.append(value)
+        if lines:
+            columns[-1].append(number)
         number += 1
         if len(columns[0]) == batch_rows:
             yield pa.RecordBatch.from_arrays(columns, schema=schema), bad
-            columns, bad = [[] for _ in fields], {}
+            columns, bad = [[] for _ in columns], {}
     if columns[0]:
         yield pa.RecordBatch.from_arrays(columns, schema=schema), bad

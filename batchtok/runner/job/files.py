@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from batchtok.formats.provenance import COLUMNS as PROVENANCE_COLUMNS
+
 from ..errors import InvalidValue, JobError, Problem, reason
 from ..io.arrow_fs import StorageOptions, is_uri
 from ..io.names import escaped
@@ -315,6 +317,23 @@ def _cross_checks(resolved: dict[str, Any], sources: dict[str, str]) -> list[Pro
             problem("output.position_ids", "applies only with output.pack_length set")
         elif FORMATS[name := resolved["output.format"]].token_file:
             problem("output.position_ids", f'applies to packed Parquet, not output.format "{name}"')
+    packed, name = resolved["output.pack_length"] is not None, resolved["output.format"]
+    if resolved["output.provenance"] and not packed and not FORMATS[name].token_file:
+        problem(
+            "output.provenance",
+            "applies to packed rows or a trainer format, whose rows are not the input's: set "
+            f'output.pack_length, or an output.format other than "{name}" (plain Parquet rows '
+            "are the input's rows in order; output.keep_columns keeps its id column)",
+        )
+    identity = resolved["input.id_column"]
+    if identity and not resolved["output.provenance"]:
+        problem("input.id_column", "applies only with output.provenance = true")
+    elif identity in (*PROVENANCE_COLUMNS, ids, count):
+        problem(
+            "input.id_column",
+            f'"{identity}" is a column of the provenance file or of the output; rename the '
+            "input's column",
+        )
     if resolved["output.pack_length"] is not None:
         for name in ("seq_lens", "position_ids"):
             for key in ("output.ids_column", "output.count_column"):

@@ -216,6 +216,14 @@ SETTINGS: tuple[Setting, ...] = (
         'encodes (sequence, pair) inputs; "": single texts.',
     ),
     Setting(
+        "input.id_column",
+        "",
+        _optional_column,
+        "With output.provenance: an input column (a document's id, its URL) copied into each "
+        'entry of the provenance file, under its own name; "": none.',
+        key_when_set=True,
+    ),
+    Setting(
         "tokenizer.path",
         REQUIRED,
         _string,
@@ -325,6 +333,16 @@ SETTINGS: tuple[Setting, ...] = (
         _boolean,
         "With output.pack_length: keep each file's last, shorter row (false drops it).",
         output=True,
+    ),
+    Setting(
+        "output.provenance",
+        False,
+        _boolean,
+        "With packed rows or a trainer format: write NAME.docs.parquet beside each output, one "
+        "row per document (per document piece of a packed row) naming the input and row it came "
+        "from: source, row, line (JSON Lines), tokens, start (in its document), output_row and "
+        "offset (where it is in the output), and input.id_column's value.",
+        key_when_set=True,
     ),
     Setting(
         "output.keep_columns",

@@ -49,6 +49,8 @@ class Job:
     pack_length: int | None = None
     pack_keep_last: bool = True
     position_ids: bool = False
+    provenance: bool = False
+    id_column: str = ""
     executor: str = "local"
     ray_address: str = ""
     stall_timeout: float = STALL_TIMEOUT

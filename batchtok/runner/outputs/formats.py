@@ -61,6 +61,13 @@ class OutputFormat:
         """The name the format's writer and sidecar go by (Megatron's prefix)."""
         return primary
 
+    def docs_file(self, primary: str | OutPath) -> str:
+        """Where the output's provenance file goes (``output.provenance``): ``NAME.docs.parquet``
+        beside it (see :mod:`batchtok.formats.provenance`)."""
+        from batchtok.formats.provenance import SUFFIX
+
+        return self.writer_name(str(primary)) + SUFFIX
+
     def token_dtype(self, vocab_size: int) -> str:
         """The id dtype the format's trainers read for ``vocab_size`` ids ("": the job's
         ``output.dtype``)."""
@@ -128,6 +135,11 @@ class _Parquet(OutputFormat):
 
     def primary(self, output_dir: str | os.PathLike[str], rel: str) -> str:
         return os.path.join(output_dir, rel)
+
+    def docs_file(self, primary: str | OutPath) -> str:
+        from batchtok.formats.provenance import SUFFIX
+
+        return _without_parquet_suffix("", str(primary)) + SUFFIX
 
     def provenance(self, primary: str | OutPath) -> tuple[dict[str, Any], dict[str, str]]:
         from .parquet import read_metadata
@@ -253,6 +265,11 @@ class _Datatrove(_TokenFiles):
         primary = str(primary)
         return [primary + ".index", primary + ".metadata", primary + self.sidecar_suffix, primary]
 
+    def docs_file(self, primary: str | OutPath) -> str:
+        from batchtok.formats.provenance import SUFFIX
+
+        return str(primary).removesuffix(".ds") + SUFFIX
+
     def token_dtype(self, vocab_size: int) -> str:
         from batchtok.formats.datatrove import datatrove_dtype
 
@@ -317,6 +334,11 @@ class _Mds(_TokenFiles):
 
         directory = self._directory(primary)
         return [f"{directory}/{name}" for name in set_names(directory, _files(primary))]
+
+    def docs_file(self, primary: str | OutPath) -> str:
+        from batchtok.formats.provenance import SUFFIX
+
+        return f"{self._directory(primary)}/{SUFFIX.lstrip('.')}"
 
     def writer_name(self, primary: str) -> str:
         from batchtok.formats.mds import sidecar_stem

@@ -75,6 +75,12 @@ def use_returning_memory_pool() -> str:
     return pa.default_memory_pool().backend_name
 
 
+#: a part's columns, before the ids, for a provenance file (output.provenance): each row's row
+#: in the input and, of a JSON Lines input, its line (the input's id column follows, if any)
+PART_ROW = "__batchtok_row"
+PART_LINE = "__batchtok_line"
+
+
 def output_schema(
     input_schema: pa.Schema, keep: Sequence[str], ids_column: str, count_column: str, dtype: str
 ) -> pa.Schema:
@@ -231,6 +237,9 @@ class AtomicParquet:
         self.writer: pq.ParquetWriter | None = None
         self.rows = 0
         self.row_groups = 0
+        # finished local files published with this one, before it (a provenance file): the
+        # older file at ``dest`` is removed first, so it never stands beside new companions
+        self.companions: list[tuple[str, str]] = []
 
     def __enter__(self) -> AtomicParquet:
         os.makedirs(os.path.dirname(self.tmp), exist_ok=True)
@@ -285,7 +294,14 @@ class AtomicParquet:
                     stores.as_path(self.tmp + ".json"),
                     durable=True,
                 )
-            stores.replace(self.tmp, self.dest, self.options, self.beat)
+            if self.companions:
+                from batchtok.formats.files import publish
+
+                store = stores.store_of(self.dest)
+                publisher = store.set_publisher(self.options or StorageOptions(), self.beat)
+                (publisher or publish)([*self.companions, (self.tmp, self.dest)])
+            else:
+                stores.replace(self.tmp, self.dest, self.options, self.beat)
         except BaseException as err:
             self.abort()
             self._raise_if_disk_full(err)
@@ -304,8 +320,9 @@ class AtomicParquet:
             with contextlib.suppress(Exception):
                 self.writer.close()
             self.writer = None
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.tmp)
+        for tmp in [self.tmp, *(tmp for tmp, _ in self.companions)]:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
 
 def shard_row_groups(doc: dict[str, Any], footer: pq.FileMetaData) -> dict[str, tuple[int, int]]:

@@ -32,6 +32,7 @@ from ..inputs.files import STATE_DIR, InputFile, resolve_inputs
 from ..io.arrow_fs import StorageOptions
 from ..io.stores import STORES, OutPath, store_of
 from ..job import Job, display_path
+from ..outputs.formats import FORMATS
 from ..outputs.ownership import check_outputs
 from .records import Records, memo_hashes
 from .states import (
@@ -146,10 +147,12 @@ def _prepare(job: Job, remember: bool) -> Prepared:
             output_path(job, f),
             format=job.format,
             derived=job.derived_output,
+            docs=job.provenance,
         )
         for f in files
     }
     check_one_file_system(job, [st.output for st in states.values()])
+    check_docs_names(job, states)
     for f in files:
         big = [i for i, rg in enumerate(f.row_groups) if rg.text_bytes > 4 * job.shard_mb * 1e6]
         if big:
@@ -158,6 +161,29 @@ def _prepare(job: Job, remember: bool) -> Prepared:
                 "shard cannot split a row group, so a crash there loses more work"
             )
     return Prepared(job, files, states, facts, tok, warnings, __version__, data)
+
+
+def check_docs_names(job: Job, states: dict[str, FileState]) -> None:
+    """:class:`JobError` naming ``output.provenance`` if an output's provenance file would be
+    another input's output (packed Parquet of ``a.parquet`` and of ``a.docs.parquet``)."""
+    if not job.provenance:
+        return
+    output_format = FORMATS[job.format]
+    outputs = {str(st.output): st.file.path for st in states.values()}
+    problems = []
+    for st in states.values():
+        docs = output_format.docs_file(st.output)
+        if docs in outputs:
+            problems.append(
+                job.problem(
+                    "output.provenance",
+                    f"the provenance file of {display_path(st.file.path)} would be "
+                    f"{display_path(docs)}, the output of {display_path(outputs[docs])}: rename "
+                    "one of the inputs, or give them distinct directories",
+                )
+            )
+    if problems:
+        raise JobError(capped(problems), str(job.file or ""))
 
 
 def check_one_file_system(job: Job, outputs: list[OutPath]) -> None:

@@ -134,6 +134,7 @@ class FileState:
     complete: bool = False  # the output is complete under these keys: nothing to do
     format: str = DEFAULT_FORMAT  # output.format
     derived: bool = False  # built from parts when complete (a trainer format, packed rows)
+    docs: bool = False  # a provenance file beside the output (output.provenance)
     output_trusted: bool = False  # its stat matches the record (no need to re-verify)
     joining: bool = False  # its parts are being joined
     stats: dict[str, Any] = field(default_factory=dict)  # file name -> its stat when resolved
@@ -253,7 +254,11 @@ def resolve(
 def output_set(state: FileState) -> list[OutPath]:
     """Every file of the state's output (a trainer format's set, the primary file last)."""
     options = options_of(state.output)
-    return [as_path(p, options) for p in FORMATS[state.format].files(state.output)]
+    output_format = FORMATS[state.format]
+    files = output_format.files(state.output)
+    if state.docs and (docs := output_format.docs_file(state.output)) not in files:
+        files.insert(-1, docs)  # (MDS's sidecar lists it already)
+    return [as_path(p, options) for p in files]
 
 
 def derived_source(state: FileState) -> tuple[list[Any], dict[str, str]] | None:
@@ -341,8 +346,14 @@ def derived_change(
 
 def derived_problem(state: FileState) -> str | None:
     """Why a derived output does not read back whole (None if it does); a trainer format's
-    set in object storage is read where it is (its index streamed, its data file sized)."""
-    return FORMATS[state.format].read_back(state.output)
+    set in object storage is read where it is (its index streamed, its data file sized); its
+    provenance file, if it has one, is read whole."""
+    output_format = FORMATS[state.format]
+    problem = output_format.read_back(state.output)
+    if problem is None and state.docs:
+        docs = as_path(output_format.docs_file(state.output), options_of(state.output))
+        problem = full_read_ok(docs) if docs.exists() else f"{docs.name} is missing"
+    return problem
 
 
 def part_name(rel: str, key: str) -> str:

@@ -19,7 +19,14 @@ from ..inputs.files import InputFile
 from ..io.stores import OutPath, readable
 from ..job import Job
 from ..outputs.formats import FORMATS
-from ..outputs.parquet import METADATA_KEY, FileOutput, metadata_bytes, output_schema
+from ..outputs.parquet import (
+    METADATA_KEY,
+    PART_LINE,
+    PART_ROW,
+    FileOutput,
+    metadata_bytes,
+    output_schema,
+)
 from .keys import hex128
 from .prepare import Prepared
 from .states import (
@@ -57,6 +64,20 @@ def _output_schema(job: Job, f: InputFile) -> pa.Schema:
     return output_schema(f.schema, keep, job.ids_column, job.count_column, job.dtype)
 
 
+def _part_schema(job: Job, f: InputFile) -> pa.Schema:
+    """The schema of the files a file's shards are written to: the output's, and, for a
+    provenance file, each row's place in the input and its id column before the ids."""
+    schema = _output_schema(job, f)
+    if not (job.derived_output and job.provenance):
+        return schema
+    fields = [pa.field(PART_ROW, pa.int64())]
+    if f.jsonl:
+        fields.append(pa.field(PART_LINE, pa.int64()))
+    if job.id_column:
+        fields.append(f.schema.field(job.id_column))
+    return pa.schema(fields + list(schema))
+
+
 def _joined_schema(job: Job, f: InputFile, doc: dict) -> pa.Schema:
     """The schema of a file joined from its parts: packed Parquet rows carry their pieces'
     lengths (and position ids) too."""
@@ -73,7 +94,7 @@ def file_output(prep: Prepared, st: FileState) -> FileOutput:
     shares."""
     doc = file_doc(prep, st, [])
     del doc["shards"]  # each file written says its own (FileOutput.shard_schema)
-    return FileOutput(_output_schema(prep.job, st.file), doc)
+    return FileOutput(_part_schema(prep.job, st.file), doc)
 
 
 def shard_tasks(
@@ -169,4 +190,7 @@ def join_task(prep: Prepared, st: FileState, tmp_dir: Path) -> AssembleTask:
         or job.dtype,
         provenance=doc,
         previous=tuple(str(p) for p in output_set(st)) if job.derived_output else (),
+        source=st.file.path,
+        docs=FORMATS[job.format].docs_file(st.output) if st.docs else "",
+        id_field=st.file.schema.field(job.id_column) if st.docs and job.id_column else None,
     )
