@@ -70,6 +70,8 @@ class DocsWriter:
         self.pack_length = pack_length
         self.keep_last = keep_last
         self.schema = docs_schema(id_field)
+        # inputs whose id columns differ in type give their ids as text
+        self._as_text = id_field is not None and id_field.type == "string"
         self.tokens = 0  # ids of the output so far
         self.documents = 0
         self.entries = 0
@@ -77,16 +79,27 @@ class DocsWriter:
         self._writer: pq.ParquetWriter | None = None
         self.digest = ""
 
-    def add(self, length: int, row: int, line: int | None = None, ident: Any = None) -> None:
+    def add(
+        self,
+        length: int,
+        row: int,
+        line: int | None = None,
+        ident: Any = None,
+        source: str | None = None,
+        first: int = 0,
+    ) -> None:
         """One document of ``length`` ids, from input row ``row`` (line ``line``; ``ident``:
-        its id column's value)."""
+        its id column's value; ``source``: its input, if not the writer's), its ids from
+        ``first`` on (an earlier file holds those before)."""
+        source = self.source if source is None else source
         if self.pack_length is None:
-            self._entry(length, 0, self.documents, self.tokens, row, line, ident)
+            self._entry(length, first, self.documents, self.tokens, row, line, ident, source)
         else:
             size, at, start = self.pack_length, self.tokens, 0
             while start < length:
                 take = min(size - at % size, length - start)
-                self._entry(take, start, at // size, at % size, row, line, ident)
+                piece = (take, first + start, at // size, at % size)
+                self._entry(*piece, row, line, ident, source)
                 at += take
                 start += take
         self.tokens += length
@@ -95,9 +108,18 @@ class DocsWriter:
             self._flush(final=False)
 
     def _entry(
-        self, tokens: int, start: int, output_row: int, offset: int, row: int, line: Any, ident: Any
+        self,
+        tokens: int,
+        start: int,
+        output_row: int,
+        offset: int,
+        row: int,
+        line: Any,
+        ident: Any,
+        source: str,
     ) -> None:
         c = self._columns
+        c["source"].append(source)
         c["row"].append(row)
         c["line"].append(line)
         c["tokens"].append(tokens)
@@ -105,6 +127,8 @@ class DocsWriter:
         c["output_row"].append(output_row)
         c["offset"].append(offset)
         if len(self.schema) > len(COLUMNS):
+            if self._as_text and ident is not None and not isinstance(ident, str):
+                ident = str(ident)
             c[self.schema.names[-1]].append(ident)
 
     def _flush(self, final: bool) -> None:
@@ -126,12 +150,8 @@ class DocsWriter:
             )
         if n:
             arrays = [
-                pa.array([self.source] * n, pa.string()) if name == "source" else None
-                for name in self.schema.names
+                pa.array(c[name][:n], self.schema.field(name).type) for name in self.schema.names
             ]
-            for i, name in enumerate(self.schema.names):
-                if name != "source":
-                    arrays[i] = pa.array(c[name][:n], self.schema.field(name).type)
             self._writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema))
             self.entries += n
         for name in c:

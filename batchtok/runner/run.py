@@ -43,6 +43,7 @@ from .exec.local import LocalExecutor
 from .exec.worker import (
     JoinResult,
     ShardTask,
+    UnitTask,
     WorkerContext,
     current_rss_mb,
     encode_settings,
@@ -68,6 +69,7 @@ from .plan.states import (
     resolve,
 )
 from .plan.tasks import join_task, shard_tasks
+from .plan.unit_writer import UnitWriter
 from .report.progress import LogSession, Progress
 from .report.stats import FailureRecord, RunStats, ShardStats, process_started
 from .report.summary import (
@@ -145,6 +147,7 @@ class _Run:
         self.memory_pool = ""
         self.context: WorkerContext | None = None  # the workers' (set before each phase)
         self.dispatch = Dispatcher(self.progress, self.stats, self.store, self.tmp_dir, job.storage)
+        self.units = UnitWriter(job, self.sdir, self.parts_dir, self.tmp_dir, self.verify)
 
     # -- top level ----------------------------------------------------------------------
 
@@ -315,6 +318,7 @@ class _Run:
         if prep.tokenizer is not None:  # loaded to learn its facts: remember them
             remember_facts(self.sdir, prep.facts)
         self.states = prep.states
+        self.units.prep = prep
         for warning in prep.warnings:
             log.warning("%s", warning)
         if prep.facts.padding is not None:
@@ -352,9 +356,12 @@ class _Run:
             with self._executor() as executor:
                 self._encode_phase(executor)
         if not self.stats.failures and self.parts_dir.exists():
-            # Every file is complete, so any part left is from inputs that changed since.
+            # Every file is complete, so any part left is from inputs that changed since (a
+            # unit's parts are what its files are cut from: those of its shards stay).
+            kept = self.units.part_names(self.states) if job.units else set()
             for stale in self.parts_dir.glob("*.parquet"):
-                remove_part(stale)
+                if stale.name not in kept:
+                    remove_part(stale)
 
     def _prepare_encoders(self) -> None:
         """Load and configure the tokenizer and set the workers' state (call before forking
@@ -407,6 +414,8 @@ class _Run:
 
     def _nothing_to_do(self) -> bool:
         if not all(st.complete for st in self.states.values() if st.resolved):
+            return False
+        if self.job.units and not self.units.up_to_date():
             return False
         resolved = [st for st in self.states.values() if st.resolved]
         self.stats.shards_cached = sum(len(st.shards) for st in resolved)
@@ -513,6 +522,10 @@ class _Run:
         if joins:
             log.info("joining the completed parts of %d files", len(joins))
         self.dispatch.drive(executor, lambda event: self._encode_done(executor, event))
+        if job.units and not self.dispatch.stopping and not self.stats.failures:
+            self.units.write(executor)
+            self.dispatch.drive(executor, lambda event: self._encode_done(executor, event))
+            self.units.finish()
         self.stats.encode_seconds = time.monotonic() - started
         first = executor.first_sent.get("ShardTask")
         if first is not None:
@@ -538,7 +551,8 @@ class _Run:
             self.stats.shards_cached += len(st.shards) - len(todo)
             self.stats.cached_bad_rows += st.cached_bad_rows()
             if not todo:
-                joins.append(st)
+                if not st.unit:  # (a unit's files are written once all its parts are)
+                    joins.append(st)
                 continue
             unique: dict[str, int] = {}  # shards of identical content are encoded once
             for i in todo:
@@ -554,6 +568,11 @@ class _Run:
 
     def _encode_done(self, executor: Executor, event: Event) -> None:
         task, result = event.task, event.payload
+        if isinstance(task, UnitTask):
+            self.units.done(task, result)
+            self.stats.encoded.merge(ShardStats(peak_rss_mb=result.peak_rss_mb))
+            self.stats.files_written += 1
+            return
         st = self.states[task.rel]
         if isinstance(result, JoinResult):
             self.stats.encoded.merge(ShardStats(peak_rss_mb=result.peak_rss_mb))
@@ -575,7 +594,9 @@ class _Run:
             return
         st.parts[task.key] = as_path(task.dest, self.job.storage)
         st.part_digests[task.key] = result.digest
-        if task.rel not in self.stats.failed_files and not st.todo() and not st.joining:
+        if st.unit:
+            st.complete = not st.todo()
+        elif task.rel not in self.stats.failed_files and not st.todo() and not st.joining:
             self._join(executor, st)
 
 

@@ -18,6 +18,7 @@ import io
 import logging
 import os
 import resource
+import tempfile
 import time
 from array import array
 from collections.abc import Callable, Iterator
@@ -721,52 +722,72 @@ def _check_part(source: str, digest: str, ctx: WorkerContext) -> None:
 
 
 def _part_documents(task: AssembleTask, ctx: WorkerContext) -> Iterator[tuple[Any, tuple]]:
-    """Each row's ids (an Arrow array, or None for a null row) over the parts in order, every
-    page's checksum verified, with where the row came from when the output has a provenance
-    file: (its row in the input, its line or None, its id column's value or None); else ()."""
+    """Each row's ids over the parts in order (:func:`_part_rows`)."""
     for source, first, end, digest in task.sources:
-        _check_part(source, digest, ctx)
-        pf = pq.ParquetFile(
-            stores.readable(source, ctx.settings.storage),
-            page_checksum_verification=PAGE_CHECKSUMS,
-        )
-        ids_name = task.schema.names[0]  # a derived output's parts hold ids and counts
-        names = pf.schema_arrow.names
-        whence = [] if not task.docs else names[: names.index(ids_name)]  # (see _part_schema)
-        for i in range(first, end):
-            table = pf.read_row_group(i, columns=[*whence, ids_name], use_threads=False)
-            ctx.beat()
-            places: Iterator[tuple] = iter(())
-            if whence:
-                row = table.column(0).to_pylist()
-                line = table.column(PART_LINE).to_pylist() if PART_LINE in whence else None
-                named = ctx.settings.id_column
-                ident = table.column(named).to_pylist() if named else None
-                places = zip(row, line or repeat(None), ident or repeat(None))
-            for chunk in table.column(ids_name).chunks:
-                values = chunk.flatten()  # the non-null rows' ids, one after another
-                at = 0
-                for n in chunk.value_lengths().to_pylist():
-                    where = next(places, ())
-                    if n is None:
-                        yield None, where
-                    else:
-                        yield values.slice(at, n), where
-                        at += n
+        yield from _part_rows(source, digest, first, end, bool(task.docs), ctx)
+
+
+def _part_rows(
+    source: str, digest: str, first: int, end: int | None, whence: bool, ctx: WorkerContext
+) -> Iterator[tuple[Any, tuple]]:
+    """Each row's ids (an Arrow array, or None for a null row) of row groups [first, end) of
+    a part (None: to its last), its content hash checked first and every page's checksum
+    verified, with where the row came from when ``whence`` (the output has a provenance file):
+    (its row in the input, its line or None, its id column's value or None); else ()."""
+    _check_part(source, digest, ctx)
+    pf = pq.ParquetFile(
+        stores.readable(source, ctx.settings.storage),
+        page_checksum_verification=PAGE_CHECKSUMS,
+    )
+    names = pf.schema_arrow.names
+    ids_name = names[-2]  # a derived output's parts end with the ids and counts
+    before = names[: names.index(ids_name)] if whence else []  # (see tasks._part_schema)
+    for i in range(first, pf.metadata.num_row_groups if end is None else end):
+        table = pf.read_row_group(i, columns=[*before, ids_name], use_threads=False)
+        ctx.beat()
+        places: Iterator[tuple] = iter(())
+        if before:
+            row = table.column(0).to_pylist()
+            line = table.column(PART_LINE).to_pylist() if PART_LINE in before else None
+            named = ctx.settings.id_column
+            ident = table.column(named).to_pylist() if named else None
+            places = zip(row, line or repeat(None), ident or repeat(None))
+        for chunk in table.column(ids_name).chunks:
+            values = chunk.flatten()  # the non-null rows' ids, one after another
+            at = 0
+            for n in chunk.value_lengths().to_pylist():
+                where = next(places, ())
+                if n is None:
+                    yield None, where
+                else:
+                    yield values.slice(at, n), where
+                    at += n
 
 
 def _assemble_derived(task: AssembleTask, ctx: WorkerContext) -> JoinResult:
     """A trainer-format file, or packed Parquet rows, from the file's parts in order."""
+    documents = ((ids, where, 0) for ids, where in _part_documents(task, ctx) if ids is not None)
+    if not FORMATS[task.format].token_file:
+        return _write_parquet(task, ctx, documents, task.pack_keep_last)
+    return _write_token_files(task, ctx, documents, task.pack_keep_last)
+
+
+def _write_token_files(
+    task: AssembleTask | UnitTask,
+    ctx: WorkerContext,
+    documents: Iterator[tuple[Any, tuple, int]],
+    keep_last: bool,
+) -> JoinResult:
+    """Write a trainer format's file set (and its provenance file) from ``documents``
+    ((ids, where from, where in its document the ids start))."""
     output_format = FORMATS[task.format]
-    if not output_format.token_file:
-        return _assemble_packed_parquet(task, ctx)
     writer = output_format.writer(
         task.dest,
         task.tmp_dir,
         task.token_dtype,
         task.provenance,
         pack_length=task.pack_length,
-        keep_last=task.pack_keep_last,
+        keep_last=keep_last,
         # to object storage: uploaded in the order renamed on disk, the primary file last
         publisher=stores.store_of(task.dest).set_publisher(ctx.settings.storage, ctx.upload_beat),
         previous=task.previous,  # those the new set lacks are removed
@@ -774,19 +795,39 @@ def _assemble_derived(task: AssembleTask, ctx: WorkerContext) -> JoinResult:
     ctx.guard()
     keeps_empty = output_format.keeps_empty_documents
     with writer, _docs_writer(task, writer.tmp_dir) as docs:
-        for ids, where in _part_documents(task, ctx):
-            if ids is not None:  # a bad row without ids is not a document
-                writer.add_document(ids.to_numpy(zero_copy_only=False))
-                if docs is not None and (len(ids) or keeps_empty):
-                    docs.add(len(ids), *where)
+        for ids, where, start in documents:
+            values = ids.to_numpy(zero_copy_only=False)
+            writer.add_document(values)
+            if docs is not None and (len(values) or keeps_empty):
+                docs.add(len(values), *where, first=start)
         if docs is not None:
             writer.add_companion(docs.tmp, task.docs, docs.finish())
         ctx.guard()
     return JoinResult(writer.published_documents(), peak_rss_mb(), dict(writer.digests))
 
 
+def _write_parquet(
+    task: AssembleTask | UnitTask,
+    ctx: WorkerContext,
+    documents: Iterator[tuple[Any, tuple, int]],
+    keep_last: bool,
+) -> JoinResult:
+    """Write Parquet rows of ``documents`` (packed if the task packs; see :func:`_write_rows`)
+    and their provenance file, published together."""
+    sink = ctx.sink(task.dest, task.tmp_dir, task.schema, task.compression, task.tag)
+    with sink, _docs_writer(task, task.tmp_dir) as docs:
+        _write_rows(sink, documents, task.schema, ctx.settings.dtype, task.pack_length,
+                    keep_last, docs)  # fmt: skip
+        digests = {}
+        if docs is not None:
+            digests[os.path.basename(task.docs)] = docs.finish()
+            sink.companions.append((docs.tmp, task.docs))
+    digests[os.path.basename(task.dest)] = sink.digest
+    return JoinResult(sink.rows, peak_rss_mb(), digests)
+
+
 @contextlib.contextmanager
-def _docs_writer(task: AssembleTask, tmp_dir: str) -> Iterator[DocsWriter | None]:
+def _docs_writer(task: AssembleTask | UnitTask, tmp_dir: str) -> Iterator[DocsWriter | None]:
     """The writer of the output's provenance file (None if it has none), its temporary file
     removed if the output is not written."""
     if not task.docs:
@@ -794,9 +835,9 @@ def _docs_writer(task: AssembleTask, tmp_dir: str) -> Iterator[DocsWriter | None
         return
     writer = DocsWriter(
         os.path.join(tmp_dir, f"{task.tag}.{os.getpid()}.docs.parquet.tmp"),
-        task.source,
+        getattr(task, "source", ""),
         task.pack_length,
-        task.pack_keep_last,
+        getattr(task, "pack_keep_last", True),
         task.id_field,
     )
     try:
@@ -806,24 +847,33 @@ def _docs_writer(task: AssembleTask, tmp_dir: str) -> Iterator[DocsWriter | None
         raise
 
 
-def _assemble_packed_parquet(task: AssembleTask, ctx: WorkerContext) -> JoinResult:
-    from batchtok.formats.packing import Packer
+def _write_rows(
+    sink: AtomicParquet,
+    documents: Iterator[tuple[Any, tuple, int]],
+    schema: pa.Schema,
+    dtype: str,
+    pack_length: int | None,
+    keep_last: bool,
+    docs: DocsWriter | None,
+) -> None:
+    """Write ``documents`` ((ids, where from, where in its document it starts)) as Parquet
+    rows: packed into rows of ``pack_length`` ids with their pieces' lengths (and position
+    ids, if the schema has them), or one row each; each document told to ``docs``."""
+    from batchtok.formats.packing import Packer, Piece
 
-    assert task.pack_length is not None
-    packer = Packer(task.pack_length, keep_last=task.pack_keep_last)
-    dtype = ctx.settings.dtype
-    positions = "position_ids" in task.schema.names
-    with _joined(task, ctx) as sink, _docs_writer(task, task.tmp_dir) as docs:
-        rows: list[tuple[array, list]] = []
+    packer = Packer(pack_length or 1, keep_last=keep_last)
+    positions = "position_ids" in schema.names
+    rows: list[tuple[Any, list]] = []
 
-        def flush() -> None:
-            values = array(TYPECODES[dtype])
-            for row, _ in rows:
-                values.extend(row)
-            ids_arr, counts = list_arrays(values, [len(r) for r, _ in rows], dtype)
-            columns = [ids_arr, counts]
-            # each row's pieces: their lengths (summing to the row's) and, if asked, each id's
-            # position in its piece
+    def flush() -> None:
+        values = array(TYPECODES[dtype])
+        for row, _ in rows:
+            values.extend(row)
+        ids_arr, counts = list_arrays(values, [len(r) for r, _ in rows], dtype)
+        columns = [ids_arr, counts]
+        if pack_length is not None:
+            # each row's pieces: their lengths (summing to the row's) and, if asked, each
+            # id's position in its piece
             lengths = array("i", (p.length for _, pieces in rows for p in pieces))
             columns.append(list_arrays(lengths, [len(pieces) for _, pieces in rows], "int32")[0])
             if positions:
@@ -832,32 +882,188 @@ def _assemble_packed_parquet(task: AssembleTask, ctx: WorkerContext) -> JoinResu
                     for p in pieces:
                         at.extend(range(p.length))
                 columns.append(list_arrays(at, [len(r) for r, _ in rows], "int32")[0])
-            sink.write(pa.Table.from_arrays(columns, schema=task.schema))
-            rows.clear()
+        sink.write(pa.Table.from_arrays(columns, schema=schema))
+        rows.clear()
 
-        for ids, where in _part_documents(task, ctx):
-            if ids is not None:
-                rows += packer.add_pieces(ids.to_pylist())
-                if docs is not None:
-                    docs.add(len(ids), *where)
-            if len(rows) * task.pack_length >= PACKED_ROW_GROUP_IDS:
-                flush()
-        rows += packer.finish_pieces()
-        if rows:
-            flush()
-        written = sink.rows
-        digests = {}
+    held = 0
+    for ids, where, start in documents:
+        values = ids.to_pylist()
+        if pack_length is not None:
+            rows += packer.add_pieces(values)
+            held = len(rows) * pack_length
+        else:
+            rows.append((values, [Piece(0, 0, len(values), 0)]))
+            held += len(values)
         if docs is not None:
-            digests[os.path.basename(task.docs)] = docs.finish()
-            sink.companions.append((docs.tmp, task.docs))
-    digests[os.path.basename(task.dest)] = sink.digest
-    return JoinResult(written, peak_rss_mb(), digests)
+            docs.add(len(values), *where, first=start)
+        if held >= PACKED_ROW_GROUP_IDS:
+            flush()
+            held = 0
+    if pack_length is not None:
+        rows += packer.finish_pieces()
+    if rows:
+        flush()
+
+
+# -- writing a unit's file ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """Documents [first, end) of a part (its rows with ids, in order; the empty ones left out
+    where the format leaves them out)."""
+
+    part: str
+    digest: str
+    key: str
+    rel: str  # the input it is a shard of
+    source: str  # that input's path or URI
+    first: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class WindowSlice:
+    """Positions [p0, p1) of a shuffle window of ``n`` documents (its segments, in the plan's
+    order) after the window's permutation (``window``: its number; -1: no permutation)."""
+
+    segments: tuple[Segment, ...]
+    window: int
+    n: int
+    p0: int
+    p1: int
+
+
+@dataclass(frozen=True)
+class UnitTask:
+    """Write one file of a unit (:mod:`batchtok.runner.plan.units`)."""
+
+    dest: str
+    tmp_dir: str
+    format: str
+    schema: pa.Schema  # Parquet's, with its metadata
+    compression: str
+    token_dtype: str
+    provenance: dict  # the file's metadata document
+    slices: tuple[WindowSlice, ...]
+    skip: int  # ids of its first document that an earlier file holds (packed rows)
+    take: int | None  # ids it holds (packed rows; None: its documents whole)
+    seed: int | None
+    salt: int
+    pack_length: int | None
+    tag: str
+    docs: str = ""
+    id_field: pa.Field | None = None
+    previous: tuple[str, ...] = ()
+    rel: str = ""  # (for the progress display and failures: the file's name)
+
+    @property
+    def label(self) -> str:
+        return f"write {self.rel}"
+
+
+def assemble_unit(task: UnitTask, report: Report, ctx: WorkerContext) -> JoinResult:
+    """Write a unit's file from its documents, read from the parts in the file's order (a
+    dropped short last row is left out of ``take``: every row it holds is kept)."""
+    keeps_empty = FORMATS[task.format].keeps_empty_documents
+    with contextlib.ExitStack() as stack:
+        documents = _cut(_unit_documents(task, ctx, keeps_empty, stack), task.skip, task.take)
+        if FORMATS[task.format].token_file:
+            return _write_token_files(task, ctx, documents, keep_last=True)
+        return _write_parquet(task, ctx, documents, keep_last=True)
+
+
+def _cut(
+    documents: Iterator[tuple[Any, tuple]], skip: int, take: int | None
+) -> Iterator[tuple[Any, tuple, int]]:
+    """(ids, where from, first id's place in its document) of the file's documents: the first
+    one's first ``skip`` ids left out (an earlier file holds them), ``take`` ids in all."""
+    left = take
+    start = skip
+    for ids, where in documents:
+        if left is not None and left <= 0:
+            return
+        piece = ids.slice(start) if start else ids
+        if left is not None:
+            piece = piece.slice(0, left)
+            left -= len(piece)
+        yield piece, where, start
+        start = 0
+
+
+def _unit_documents(
+    task: UnitTask, ctx: WorkerContext, keeps_empty: bool, stack: contextlib.ExitStack
+) -> Iterator[tuple[Any, tuple]]:
+    """The file's documents, (ids, where from), in its order: each slice's positions of its
+    window, permuted as the plan permuted them (the documents a shuffled slice takes are read
+    in the plan's order, kept in a local file, and given in the permutation's order)."""
+    import numpy as np  # (a run that cuts no stream imports no numpy)
+
+    from batchtok.formats.layout import permutation
+
+    for piece in task.slices:
+        if piece.window < 0:
+            for segment in piece.segments:
+                yield from _segment_documents(segment, bool(task.docs), keeps_empty, ctx)
+            continue
+        assert task.seed is not None
+        wanted = permutation(piece.n, task.seed, task.salt, piece.window)[piece.p0 : piece.p1]
+        slot = np.full(piece.n, -1, dtype=np.int64)
+        slot[wanted] = np.arange(len(wanted))
+        spill = stack.enter_context(
+            tempfile.TemporaryFile(dir=task.tmp_dir, prefix=f"{task.tag}.spill.")
+        )
+        places = np.zeros((len(wanted), 2), dtype=np.int64)  # (byte offset, ids)
+        whence: list[tuple] = [()] * len(wanted)
+        dtype = None
+        k = 0
+        for segment in piece.segments:
+            for ids, where in _segment_documents(segment, bool(task.docs), keeps_empty, ctx):
+                s = slot[k]
+                k += 1
+                if s < 0:
+                    continue
+                values = ids.to_numpy(zero_copy_only=False)
+                dtype = values.dtype
+                places[s] = (spill.tell(), len(values))
+                spill.write(values.tobytes())
+                whence[s] = where
+        if k != piece.n:
+            raise CorruptFileError(
+                f"a shuffle window of {piece.n} documents read back as {k}: its parts changed"
+            )
+        for s in range(len(wanted)):
+            offset, n = places[s]
+            spill.seek(int(offset))
+            data = spill.read(int(n) * (dtype.itemsize if dtype is not None else 4))
+            values = np.frombuffer(data, dtype=dtype or np.int32)
+            yield pa.array(values), whence[s]
+
+
+def _segment_documents(
+    segment: Segment, whence: bool, keeps_empty: bool, ctx: WorkerContext
+) -> Iterator[tuple[Any, tuple]]:
+    """Documents [first, end) of a part (its rows with ids; empty ones only if kept)."""
+    k = 0
+    for ids, where in _part_rows(segment.part, segment.digest, 0, None, whence, ctx):
+        if ids is None or (not keeps_empty and len(ids) == 0):
+            continue
+        if k >= segment.end:
+            return
+        if k >= segment.first:
+            yield ids, (*where, segment.source) if where else ()
+        k += 1
+    if k < segment.end:
+        raise CorruptFileError(
+            f"{segment.part}: {k} documents, where {segment.end} were planned from it"
+        )
 
 
 TASK_FUNCTIONS: dict[type, Callable[[Any, Report, WorkerContext], TaskResult]] = {
     HashTask: hash_file,
     ShardTask: encode_shard,
     AssembleTask: assemble_file,
+    UnitTask: assemble_unit,
 }
 
 

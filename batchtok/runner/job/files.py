@@ -268,6 +268,43 @@ def _resolve_one(value: str, base: Path) -> str:
     return os.path.normpath(os.path.join(base, expanded))
 
 
+def _layout_checks(resolved: dict[str, Any], sources: dict[str, str], problem: Any) -> None:
+    """The keys that cut outputs into files and shuffle them, with the others."""
+    most, pack = resolved["output.max_tokens_per_file"], resolved["output.pack_length"]
+    if most is not None and pack is not None and pack > most:
+        problem(
+            "output.max_tokens_per_file",
+            f"is {most}, fewer than one packed row (output.pack_length = {pack}): a file holds "
+            "whole rows",
+        )
+    seed = resolved["output.shuffle_seed"]
+    if "output.shuffle_window" in sources and seed is None:
+        problem("output.shuffle_window", "applies only with output.shuffle_seed set")
+    cut = resolved["output.layout"] == "stream" or most is not None or seed is not None
+    keep = resolved["output.keep_columns"]
+    if cut and "output.keep_columns" in sources and keep:
+        why = (
+            'output.layout = "stream"'
+            if resolved["output.layout"] == "stream"
+            else "output.max_tokens_per_file"
+            if most is not None
+            else "output.shuffle_seed"
+        )
+        problem(
+            "output.keep_columns",
+            f"applies to an output whose rows are its input's, not with {why}: its files hold "
+            "ids (output.provenance names each document's input row)",
+        )
+    if resolved["output.layout"] == "stream":
+        name = resolved["name"]
+        if name and ("/" in name or name.startswith(".")):
+            problem(
+                "name",
+                f'names the files of output.layout = "stream" ({name}-00000...): it must not '
+                'hold "/" or start with "."',
+            )
+
+
 def _cross_checks(resolved: dict[str, Any], sources: dict[str, str]) -> list[Problem]:
     problems = []
 
@@ -334,6 +371,7 @@ def _cross_checks(resolved: dict[str, Any], sources: dict[str, str]) -> list[Pro
             f'"{identity}" is a column of the provenance file or of the output; rename the '
             "input's column",
         )
+    _layout_checks(resolved, sources, problem)
     if resolved["output.pack_length"] is not None:
         for name in ("seq_lens", "position_ids"):
             for key in ("output.ids_column", "output.count_column"):

@@ -154,6 +154,25 @@ def _pack_length(value: Any) -> int | None:
     )
 
 
+def _optional_count(minimum: int) -> Callable[[Any], int | None]:
+    def check(value: Any) -> int | None:
+        if value == "none":
+            return None
+        if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
+            return value
+        raise InvalidValue(f'expected "none" or an integer >= {minimum} (got {shown_value(value)})')
+
+    return check
+
+
+def _window(value: Any) -> int | None:
+    if value == "all":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    raise InvalidValue(f'expected "all" or an integer >= 1 (got {shown_value(value)})')
+
+
 def _name(value: Any) -> str:
     if not isinstance(value, str):
         raise InvalidValue(f"expected a string (got {shown_value(value)})")
@@ -333,6 +352,38 @@ SETTINGS: tuple[Setting, ...] = (
         _boolean,
         "With output.pack_length: keep each file's last, shorter row (false drops it).",
         output=True,
+    ),
+    Setting(
+        "output.layout",
+        "mirror",
+        _choice("mirror", "stream"),
+        '"mirror": each input file has its own output, named as it is; "stream": the whole '
+        "job is one stream of documents, in the plan's order (inputs sorted by name), written "
+        "to NAME-00000, NAME-00001... in output.dir (NAME: the job's name).",
+    ),
+    Setting(
+        "output.max_tokens_per_file",
+        "none",
+        _optional_count(1),
+        "Cut each output into numbered files of at most this many ids (a document, or packed "
+        "row, whole; a longer document is a file alone): NAME-00000.parquet, NAME-00000.bin "
+        'and .idx... "none": one file per output.',
+    ),
+    Setting(
+        "output.shuffle_seed",
+        "none",
+        _optional_count(0),
+        "Shuffle the documents before packing and cutting, the same for a seed whatever the "
+        "workers or executor: within each input's output (mirror), or across the job in "
+        'windows of output.shuffle_window ids (stream). "none": the plan\'s order.',
+    ),
+    Setting(
+        "output.shuffle_window",
+        1_000_000_000,
+        _window,
+        "With output.shuffle_seed: documents are shuffled within windows of consecutive "
+        'documents holding at most this many ids; "all": one window. Assembling a file reads '
+        "the parts of the windows it draws from.",
     ),
     Setting(
         "output.provenance",

@@ -51,6 +51,10 @@ class Job:
     position_ids: bool = False
     provenance: bool = False
     id_column: str = ""
+    layout: str = "mirror"
+    max_tokens_per_file: int | None = None
+    shuffle_seed: int | None = None
+    shuffle_window: int | None = 1_000_000_000
     executor: str = "local"
     ray_address: str = ""
     stall_timeout: float = STALL_TIMEOUT
@@ -89,7 +93,27 @@ class Job:
     def derived_output(self) -> bool:
         """The output is built from parts when a file is complete (a trainer format, or packed
         rows), not row groups copied in place."""
-        return FORMATS[self.format].token_file or self.pack_length is not None
+        return FORMATS[self.format].token_file or self.pack_length is not None or self.units
+
+    @property
+    def units(self) -> bool:
+        """The outputs are cut from streams of documents (:mod:`batchtok.runner.plan.units`):
+        the whole job's, or each input's cut into numbered files or shuffled."""
+        return (
+            self.layout == "stream"
+            or self.max_tokens_per_file is not None
+            or self.shuffle_seed is not None
+        )
+
+    def layout_options(self) -> dict[str, Any]:
+        """The options that decide how a stream of documents becomes files (in each file's
+        provenance and key, not in the shards')."""
+        return {
+            "layout": self.layout,
+            "max_tokens_per_file": self.max_tokens_per_file,
+            "shuffle_seed": self.shuffle_seed,
+            "shuffle_window": self.shuffle_window if self.shuffle_seed is not None else None,
+        }
 
     def describe(self) -> dict[str, Any]:
         """Every setting, as JSON-friendly values (for the run summary)."""

@@ -148,6 +148,7 @@ def _prepare(job: Job, remember: bool) -> Prepared:
             format=job.format,
             derived=job.derived_output,
             docs=job.provenance,
+            unit=job.units,
         )
         for f in files
     }
@@ -166,7 +167,7 @@ def _prepare(job: Job, remember: bool) -> Prepared:
 def check_docs_names(job: Job, states: dict[str, FileState]) -> None:
     """:class:`JobError` naming ``output.provenance`` if an output's provenance file would be
     another input's output (packed Parquet of ``a.parquet`` and of ``a.docs.parquet``)."""
-    if not job.provenance:
+    if not job.provenance or job.units:  # (a unit's files are named apart: see .units)
         return
     output_format = FORMATS[job.format]
     outputs = {str(st.output): st.file.path for st in states.values()}

@@ -135,6 +135,9 @@ class FileState:
     format: str = DEFAULT_FORMAT  # output.format
     derived: bool = False  # built from parts when complete (a trainer format, packed rows)
     docs: bool = False  # a provenance file beside the output (output.provenance)
+    # a member of a unit (:mod:`.units`): its shards' parts are kept, the unit's files cut
+    # from them; it has no output of its own, and is complete once every shard has its part
+    unit: bool = False
     output_trusted: bool = False  # its stat matches the record (no need to re-verify)
     joining: bool = False  # its parts are being joined
     stats: dict[str, Any] = field(default_factory=dict)  # file name -> its stat when resolved
@@ -200,7 +203,9 @@ def resolve(
         shard_key(fingerprint_json, hashes[s.row_groups[0] : s.row_groups[1]]) for s in state.shards
     ]
     out = state.output
-    if state.derived:
+    if state.unit:
+        pass
+    elif state.derived:
         _resolve_derived(state, verify, record.output)
     elif out.exists():
         try:
@@ -249,10 +254,14 @@ def resolve(
                     f"part {part.name} of shard {state.shards[i].id} {problem}; it is discarded "
                     "and the shard encoded again"
                 )
+    if state.unit:
+        state.complete = all(key in state.parts for key in state.keys)
 
 
 def output_set(state: FileState) -> list[OutPath]:
     """Every file of the state's output (a trainer format's set, the primary file last)."""
+    if getattr(state, "unit", False):
+        return []  # (a unit's files are its own: see .units)
     options = options_of(state.output)
     output_format = FORMATS[state.format]
     files = output_format.files(state.output)

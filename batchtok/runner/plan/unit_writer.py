@@ -1,0 +1,286 @@
+"""The run's side of units (:mod:`.units`): which of their files to write, their tasks, what
+is recorded of them, and the files of an earlier plan that the new one has no more.
+
+The record (``OUT/.batchtok/units.json``) lists every file this job wrote or began to write
+(``owned``: listed before any task writes it, so a file a crash left half written is still
+the job's), and each finished file's key, stats and content hashes. A file at a unit's path
+that the record does not list, and whose own provenance does not show it is a batchtok unit
+file, is never replaced: the run stops (exit code 2) naming it.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from ..errors import JobError
+from ..exec.executor import Executor
+from ..exec.worker import JoinResult, UnitTask
+from ..io.stores import OutPath, as_path, stat_of, store_of
+from ..job import Job
+from ..outputs.formats import FORMATS, NotBatchtoks
+from ..outputs.parquet import METADATA_KEY, metadata_bytes, output_schema
+from .prepare import Prepared
+from .states import PART_RECORD, FileState, derived_change, output_set, part_name
+from .units import (
+    Unit,
+    UnitFile,
+    build_units,
+    load_record,
+    plan_unit,
+    read_lengths,
+    relative,
+    save_record,
+    unit_parts,
+)
+
+log = logging.getLogger("batchtok.runner.units")
+SHOWN = 10
+
+
+class UnitWriter:
+    """Plans the job's units and writes the files that are not up to date."""
+
+    def __init__(
+        self, job: Job, state_dir: OutPath, parts_dir: OutPath, tmp_dir: Path, verify: bool
+    ) -> None:
+        self.job = job
+        self.state_dir = state_dir
+        self.parts_dir = parts_dir
+        self.tmp_dir = tmp_dir
+        self.verify = verify
+        self.prep: Prepared | None = None
+        self.record: dict[str, Any] = {}
+        self.plans: list[tuple[Unit, list[UnitFile]]] = []
+        self.writing: dict[str, UnitFile] = {}  # dest -> its file, while its task runs
+
+    # -- planning ---------------------------------------------------------------------------
+
+    def plan(self, prep: Prepared) -> list[tuple[Unit, list[UnitFile]]]:
+        """Every unit's files, from its parts' lengths (every member must be complete)."""
+        self.prep = prep
+        self.record = load_record(self.state_dir)
+        keeps_empty = FORMATS[self.job.format].keeps_empty_documents
+        self.plans = []
+        for unit in build_units(prep):
+            parts = read_lengths(unit_parts(unit, self.parts_dir), self.job, keeps_empty)
+            self.plans.append((unit, plan_unit(prep, unit, parts)))
+        return self.plans
+
+    def stale(self) -> tuple[list[tuple[Unit, UnitFile]], list[str]]:
+        """(the files to write, the names of files owned by earlier plans that this one has
+        not): every file whose recorded key is its key and whose bytes are as written is kept
+        (its record written again if only its stat moved)."""
+        todo = []
+        for unit, files in self.plans:
+            for uf in files:
+                if not self._kept(uf):
+                    todo.append((unit, uf))
+        current = self.current_names()
+        extra = [
+            name
+            for name in self.record["owned"]
+            if name not in current and _present(as_path(self._path(name), self.job.storage))
+        ]
+        return todo, extra
+
+    def up_to_date(self) -> bool:
+        """Whether every unit file is written and kept (planning them: every member is
+        complete)."""
+        assert self.prep is not None
+        self.plan(self.prep)
+        todo, extra = self.stale()
+        return not todo and not extra
+
+    def current_names(self) -> set[str]:
+        return {relative(self.job, p) for _, files in self.plans for uf in files for p in
+                output_set(uf)}  # fmt: skip
+
+    def _path(self, name: str) -> str:
+        return f"{str(self.job.output_dir).rstrip('/')}/{name}"
+
+    def _kept(self, uf: UnitFile) -> bool:
+        name = relative(self.job, uf.output)
+        found = self.record["files"].get(name)
+        if isinstance(found, dict) and found.get("key") == uf.key:
+            hashes = found.get("xxh3_128") if isinstance(found.get("xxh3_128"), dict) else {}
+            if derived_change(uf, self.verify, found.get("stats"), hashes) is None:
+                if found.get("stats") != uf.stats:
+                    found["stats"] = uf.stats
+                    save_record(self.state_dir, self.record)
+                return True
+            return False
+        if not uf.output.exists():
+            return False
+        try:
+            doc, hashes = FORMATS[uf.format].provenance(uf.output)
+        except (OSError, ValueError, pa.ArrowException):
+            return False
+        if (doc.get("unit") or {}).get("key") != uf.key:
+            return False
+        if derived_change(uf, True, None, hashes) is not None:
+            return False
+        self._remember(uf, hashes)  # written by this job, its record lost
+        return True
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def write(self, executor: Executor) -> None:
+        """Plan the units again (their parts are all there now) and submit the task of each
+        file to write; the files of the job's earlier plans not in this one are removed by
+        :meth:`finish`."""
+        prep = self.prep
+        assert prep is not None
+        self.plan(prep)
+        todo, _ = self.stale()
+        self._check_ownership([uf for _, uf in todo])
+        owned = set(self.record["owned"]) | self.current_names()
+        self.record["owned"] = sorted(owned)
+        save_record(self.state_dir, self.record)  # (the job's before any is written)
+        if todo:
+            log.info(
+                "writing %d of %d output files cut from the documents' stream",
+                len(todo),
+                sum(len(files) for _, files in self.plans),
+            )
+        for unit, uf in todo:
+            task = self._task(prep, unit, uf)
+            self.writing[task.dest] = uf
+            executor.submit(task)
+
+    def done(self, task: UnitTask, result: JoinResult) -> None:
+        uf = self.writing.pop(task.dest)
+        self._remember(uf, result.digests)
+
+    def finish(self) -> None:
+        """Remove the files of earlier plans that this one has not (once every file of this
+        one is written)."""
+        if self.writing:
+            return
+        _, extra = self.stale()
+        for name in extra:
+            path = as_path(self._path(name), self.job.storage)
+            path.unlink(missing_ok=True)
+        if extra:
+            log.info("removed %d output files the new cut has no more", len(extra))
+        current = self.current_names()
+        self.record["owned"] = sorted(current)
+        self.record["files"] = {k: v for k, v in self.record["files"].items() if k in current}
+        save_record(self.state_dir, self.record)
+
+    def part_names(self, states: dict[str, FileState]) -> set[str]:
+        """The names in the parts directory of every member's shards (and their records)."""
+        names = set()
+        for st in states.values():
+            for key in st.keys:
+                name = part_name(st.file.rel, key)
+                names |= {name, name + PART_RECORD}
+        return names
+
+    def _remember(self, uf: UnitFile, digests: dict[str, str]) -> None:
+        files = {p.name: stat_of(p) for p in output_set(uf)}
+        uf.stats = files
+        self.record["files"][relative(self.job, uf.output)] = {
+            "key": uf.key,
+            "stats": files,
+            "xxh3_128": dict(digests),
+        }
+        save_record(self.state_dir, self.record)
+
+    def _check_ownership(self, files: list[UnitFile]) -> None:
+        owned = set(self.record["owned"])
+        foreign = []
+        for uf in files:
+            for path in output_set(uf):
+                name = relative(self.job, path)
+                if name in owned or not _present(path):
+                    continue
+                why = _not_a_unit_file(uf)
+                if why:
+                    foreign.append(f"{path} is not a file batchtok wrote ({why})")
+        if foreign:
+            shown = foreign[:SHOWN] + (
+                [f"... and {len(foreign) - SHOWN} more"] if len(foreign) > SHOWN else []
+            )
+            raise JobError(
+                [
+                    self.job.problem(
+                        "output.dir",
+                        f"{line}; a run never replaces a file batchtok did not write: move it "
+                        "away, or choose another output.dir",
+                    )
+                    for line in shown
+                ],
+                str(self.job.file or ""),
+            )
+
+    def _task(self, prep: Prepared, unit: Unit, uf: UnitFile) -> UnitTask:
+        job = prep.job
+        output_format = FORMATS[job.format]
+        doc = {
+            **prep.provenance,
+            "unit": {
+                "name": unit.rel,
+                "index": uf.index,
+                "key": uf.key,
+                "inputs": len(uf.inputs),
+                "first_input": uf.inputs[0] if uf.inputs else None,
+                "last_input": uf.inputs[-1] if uf.inputs else None,
+                **job.layout_options(),
+            },
+        }
+        schema = output_schema(pa.schema([]), (), job.ids_column, job.count_column, job.dtype)
+        if job.pack_length is not None and not output_format.token_file:
+            for name in job.packed_columns():
+                schema = schema.append(pa.field(name, pa.list_(pa.int32())))
+        schema = schema.with_metadata({METADATA_KEY: metadata_bytes(doc)})
+        vocab = max(prep.facts.vocab_size, prep.facts.max_id + 1)
+        return UnitTask(
+            dest=str(uf.output),
+            tmp_dir=str(self.tmp_dir),
+            format=job.format,
+            schema=schema,
+            compression=job.compression,
+            token_dtype=output_format.token_dtype(vocab) or job.dtype,
+            provenance=doc,
+            slices=uf.slices,
+            skip=uf.skip,
+            take=uf.take,
+            seed=job.shuffle_seed,
+            salt=unit.salt,
+            pack_length=job.pack_length,
+            tag="unit-" + uf.key[:24],
+            docs=output_format.docs_file(uf.output) if job.provenance else "",
+            id_field=_id_field(job, unit),
+            previous=tuple(str(p) for p in output_set(uf)) if output_format.token_file else (),
+            rel=relative(job, uf.output),
+        )
+
+
+def _id_field(job: Job, unit: Unit) -> pa.Field | None:
+    """The id column's field in the unit's provenance files: the inputs' type when they
+    agree, else strings."""
+    if not (job.provenance and job.id_column):
+        return None
+    types = {st.file.schema.field(job.id_column).type for st in unit.members}
+    if len(types) == 1:
+        return pa.field(job.id_column, types.pop())
+    return pa.field(job.id_column, pa.string())
+
+
+def _not_a_unit_file(uf: UnitFile) -> str:
+    """Why the file at ``uf``'s place is not a batchtok unit file ("" if it is)."""
+    try:
+        doc = FORMATS[uf.format].own_provenance(uf.output)
+    except NotBatchtoks as exc:
+        return str(exc)
+    if doc.get("engine") != "batchtok" or not isinstance(doc.get("unit"), dict):
+        return "its batchtok provenance is not an output file cut from a stream of documents"
+    return ""
+
+
+def _present(path: OutPath) -> bool:
+    return store_of(path).present(path)
