@@ -62,8 +62,9 @@ from .io.arrow_fs import StorageOptions
 from .job import Job, display_path
 from .job.settings import AUDIT_SAMPLE, AUDIT_SEED
 from .outputs.formats import FORMATS
-from .outputs.parquet import PAGE_CHECKSUMS
-from .plan.prepare import Prepared, plan_job, prepare
+from .outputs.parquet import PAGE_CHECKSUMS, PART_ROW
+from .plan.prepare import Prepared, plan_job, prepare, state_dir
+from .plan.states import FileState, part_locations
 
 EXTRA = "pip install 'batchtok[audit]'"
 BATCH_ROWS = 2048  # input rows read (and encoded) at a time
@@ -468,15 +469,17 @@ def _group_of(starts: Sequence[int], row: int) -> int:
 
 class PackedRows:
     """Packed Parquet rows read as one token stream (rows of ``length`` ids, the last one
-    shorter); a row of another length before the last is a problem, reported."""
+    shorter); a row of another length before the last is a problem, reported. ``length``
+    None: rows of any length (one document each), read as one stream too."""
 
-    def __init__(self, rows: ParquetRows, length: int, problems: list[str]) -> None:
+    def __init__(self, rows: ParquetRows, length: int | None, problems: list[str]) -> None:
         self.rows = rows
         self.length = length
         self.problems = problems
         counts = pq.read_table(stores.readable(rows.path, rows.options), columns=[rows.columns[1]])
         counts = counts.column(0).to_pylist()
-        wrong = [i for i, n in enumerate(counts[:-1]) if n != length]
+        self.row_starts = list(accumulate((n or 0 for n in counts), initial=0))
+        wrong = [] if length is None else [i for i, n in enumerate(counts[:-1]) if n != length]
         if wrong:
             problems.append(
                 f"{rows.path}: packed row {wrong[0]} holds {counts[wrong[0]]} ids, not "
@@ -524,19 +527,93 @@ class PackedRows:
         i = bisect.bisect_left(self.bounds, offset)
         return i < len(self.bounds) and self.bounds[i] == offset
 
+    def _row(self, offset: int) -> int:
+        return bisect.bisect_right(self.row_starts, offset) - 1
+
     def read(self, start: int, length: int) -> list[int]:
         if length <= 0 or start >= self.total:
             return []
-        first, last = start // self.length, (min(start + length, self.total) - 1) // self.length
+        first, last = self._row(start), self._row(min(start + length, self.total) - 1)
         got = self.rows.rows(range(first, last + 1))
         stream: list[int] = []
         for r in range(first, last + 1):
             stream += got.get(r, (None, None))[0] or []
-        skip = start - first * self.length
+        skip = start - self.row_starts[first]
         return stream[skip : skip + length]
 
     def where(self, offset: int) -> str:
-        return f"packed row {offset // self.length} position {offset % self.length}"
+        row = self._row(offset)
+        kind = "row" if self.length is None else "packed row"
+        return f"{kind} {row} position {offset - self.row_starts[row]}"
+
+
+class _UnitStream:
+    """A unit's files read as one stream of ids (in the unit's order), and where each
+    document of its parts is in it (see :mod:`.plan.units`)."""
+
+    def __init__(self, audit: JobAudit, unit: Any, files: list[Any], parts: list[Any]) -> None:
+        import numpy as np
+
+        from batchtok.formats import layout
+
+        job = audit.job
+        self.audit = audit
+        self.files = files
+        self.index = {p.path: i for i, p in enumerate(parts)}
+        counts = [len(p.lengths) for p in parts]
+        self.starts = list(accumulate(counts, initial=0))
+        lengths = np.concatenate([p.lengths for p in parts]) if parts else np.zeros(0, np.int64)
+        order, _ = layout.shuffle_order(lengths, job.shuffle_seed, job.shuffle_window, unit.salt)
+        self.position = np.empty(len(order), dtype=np.int64)
+        self.position[order] = np.arange(len(order))
+        self.offsets = np.concatenate(([0], np.cumsum(lengths[order], dtype=np.int64)))
+        self.lengths = lengths
+        self.kept = files[-1].tokens[1] if files else 0
+        self.readers: dict[int, Any] = {}
+        self.parts_dir = state_dir(job) / "parts"
+
+    def part_path(self, st: FileState, shard: int) -> str:
+        return part_locations(self.parts_dir, st.file.rel, st.keys[shard])[0]
+
+    def place(self, part: str, document: int) -> tuple[int, int]:
+        """(first id in the stream, ids) of a part's document."""
+        g = self.starts[self.index[part]] + document
+        return int(self.offsets[self.position[g]]), int(self.lengths[g])
+
+    def where(self, offset: int) -> str:
+        for uf in self.files:
+            if uf.tokens[0] <= offset < max(uf.tokens[1], uf.tokens[0] + 1):
+                return f"{display_path(uf.output)} id {offset - uf.tokens[0]}"
+        return f"id {offset} of the stream"
+
+    def read(self, start: int, length: int) -> list[int]:
+        got: list[int] = []
+        for i, uf in enumerate(self.files):
+            lo, hi = max(start, uf.tokens[0]), min(start + length, uf.tokens[1])
+            if lo < hi:
+                got += self._reader(i).read(lo - uf.tokens[0], hi - lo)
+        return got
+
+    def _reader(self, i: int) -> Any:
+        if i not in self.readers:
+            job, uf = self.audit.job, self.files[i]
+            output_format = self.audit.output_format
+            path = stores.as_path(str(uf.output), job.storage)
+            if output_format.token_file:
+                info, _ = output_format.document_lengths(path)
+                reader: Any = output_format.token_stream(path, info.dtype)
+                self.audit.open_files.enter_context(contextlib.closing(reader))
+            else:
+                rows = ParquetRows(
+                    str(uf.output),
+                    job.ids_column,
+                    job.count_column,
+                    self.audit.report.problems,
+                    job.storage,
+                )
+                reader = PackedRows(rows, job.pack_length, self.audit.report.problems)
+            self.readers[i] = reader
+        return self.readers[i]
 
 
 # -- reading the inputs --------------------------------------------------------------------------
@@ -620,6 +697,9 @@ class JobAudit:
         return list(result)
 
     def run(self, sample: dict[str, list[int]]) -> None:
+        if self.job.units:
+            self.run_units(sample)
+            return
         for f in self.prep.files:
             st = self.prep.states[f.rel]
             out = str(st.output)
@@ -639,6 +719,119 @@ class JobAudit:
                 )
             if self.job.provenance:
                 self.check_docs(f, out, rows)
+
+    def run_units(self, sample: dict[str, list[int]]) -> None:
+        """Files cut from streams of documents (:mod:`.plan.units`): each sampled row's
+        document is found by the plan the run wrote them by (its shard's part, the row's
+        place among the part's documents, the shuffled order and the cuts), and read from the
+        unit's files as one stream of ids."""
+        from .plan.unit_writer import UnitWriter
+
+        job, problems = self.job, self.report.problems
+        todo = [st.file.rel for st in self.prep.states.values() if not st.complete]
+        if todo:
+            problems.append(
+                f"{len(todo)} inputs (e.g. {todo[0]}) have shards not encoded under the job as "
+                "it is now: run the job first"
+            )
+            return
+        sdir = state_dir(job)
+        writer = UnitWriter(job, sdir, sdir / "parts", Path(sdir / "tmp"), verify=False)
+        writer.prep = self.prep
+        try:
+            plans = writer.plan(self.prep)
+        except (OSError, pa.ArrowException) as exc:
+            problems.append(f"the parts the outputs were cut from cannot be read: {exc}")
+            return
+        todo_files, _ = writer.stale()
+        for _, uf in todo_files:
+            problems.append(f"{display_path(uf.output)} is not written as the job plans it: run "
+                            "the job first")  # fmt: skip
+        for (unit, files), parts in zip(plans, writer.parts):
+            with contextlib.ExitStack() as self.open_files:
+                stream = _UnitStream(self, unit, files, parts)
+                for uf in files:
+                    self.check_provenance(str(uf.output))
+                for st in unit.members:
+                    rows = sample.get(st.file.rel, [])
+                    shown = display_path(files[0].output) + (
+                        f" (and {len(files) - 1} more)" if len(files) > 1 else ""
+                    )
+                    audit = FileAudit(shown, display_path(st.file.path), job.format, rows=rows)
+                    audit.located_by = (
+                        "the plan the files were cut by: the row's document among its shard's "
+                        "(the rows with ids), its place in the shuffled order and the cuts, "
+                        "read from the files as one stream of ids"
+                    )
+                    self.report.files.append(audit)
+                    try:
+                        self._check_unit_rows(st, audit, rows, stream)
+                    except (OSError, pa.ArrowException, FormatError) as exc:
+                        problems.append(f"{shown} (or {audit.input}) cannot be read: {exc}")
+
+    def _check_unit_rows(
+        self, st: FileState, audit: FileAudit, rows: list[int], stream: _UnitStream
+    ) -> None:
+        f = st.file
+        starts = list(accumulate((rg.rows for rg in f.row_groups), initial=0))
+        wanted = set(rows)
+        picked = [
+            r
+            for r in input_rows(self.job, f, self.settings, [_group_of(starts, r) for r in rows])
+            if r[0] in wanted
+        ]
+        results = _encoded(self.oracle, picked, self.job.pair_column is not None)
+        by_shard: dict[int, list[int]] = {}
+        for row in rows:
+            shard = next(i for i, s in enumerate(st.shards) if s.first_row + s.rows > row)
+            by_shard.setdefault(shard, []).append(row)
+        for i, shard_rows in sorted(by_shard.items()):
+            shard = st.shards[i]
+            part = str(stream.part_path(st, i))
+            documents = self._shard_documents(f, shard, part)
+            for row in shard_rows:
+                expected = self.expected(results[row])
+                document = documents.get(row)
+                if document is None:  # no document: a bad row, or an empty one left out
+                    compare(self.report, audit, self.oracle, row, "no document", expected if (
+                        expected is None or (not expected and self.drops_empty)) else None,
+                        expected)  # fmt: skip
+                    continue
+                start, length = stream.place(part, document)
+                end = min(start + length, stream.kept)
+                want = (expected or [])[: max(0, end - start)]
+                got = stream.read(start, end - start)
+                compare(self.report, audit, self.oracle, row, stream.where(start), got, want)
+
+    def _shard_documents(self, f: InputFile, shard: Any, part: str) -> dict[int, int]:
+        """{input row: its document's number among the part's documents} for a shard: from
+        the part's own row column (a provenance file's), else one part row a shard row (every
+        policy but "skip"), else the shard's rows read and encoded to find those left out."""
+        table = pq.read_table(stores.readable(part, self.job.storage))
+        names = table.column_names
+        counts = table.column(names[-1]).to_pylist()
+        if PART_ROW in names:
+            rows = table.column(PART_ROW).to_pylist()
+        elif self.job.bad_rows != "skip":
+            rows = list(range(shard.first_row, shard.first_row + len(counts)))
+        else:
+            groups = range(shard.row_groups[0], shard.row_groups[1])
+            rows = []
+            for batch in _batched(input_rows(self.job, f, self.settings, groups), BATCH_ROWS):
+                results = _encoded(self.oracle, batch, self.job.pair_column is not None)
+                rows += [r[0] for r in batch if self.expected(results[r[0]]) is not None]
+            if len(rows) != len(counts):
+                self.report.problems.append(
+                    f"{part}: {len(counts)} rows, its shard's rows with ids are {len(rows)}"
+                )
+        found = {}
+        document = 0
+        for row, count in zip(rows, counts):
+            if count is None or (count == 0 and self.drops_empty):
+                continue
+            found[row] = document
+            document += 1
+        return found
 
     def check_file(self, f: InputFile, audit: FileAudit, rows: list[int]) -> None:
         """Compare the sampled ``rows`` of input ``f`` with its output, found as the job's
@@ -1039,7 +1232,7 @@ def audit_job(job: Job, sample: int = AUDIT_SAMPLE, seed: int = AUDIT_SEED) -> A
         )
     # Whether each output is the job's as the inputs are now, from the run's records (inputs
     # whose stat changed are not hashed again: their outputs cannot be vouched for).
-    planned = plan_job(job, hash_inputs=False)
+    planned = plan_job(job, hash_inputs=False, prep=prep)
     for planned_file in planned["files"]:
         output_path = stores.as_path(planned_file["output"], job.storage)
         if planned_file["complete"] or not output_path.exists():

@@ -441,3 +441,45 @@ def test_each_trainer_format_in_a_cloud_equals_the_local_files(
             assert got[key] == want[key], key
     code, output = invoke("run", remote, "--verify")
     assert code == 0 and "nothing to do" in output, output
+
+
+def test_a_shuffled_stream_in_a_cloud_equals_the_local_files(cloud: Cloud, tmp_path: Path) -> None:
+    """The stream layout's parts, files and records in GCS and Azure: the files are the
+    local run's byte for byte, and a re-run (with --verify too) has nothing to do."""
+    local = _inputs(tmp_path)
+    name = _bucket(cloud, tmp_path)
+    settings = {
+        "name": "job",
+        "output__layout": "stream",
+        "output__max_tokens_per_file": 1500,
+        "output__shuffle_seed": 4,
+        "output__format": "datatrove",
+        "output__provenance": True,
+        "run__shard_mb": 0.002,
+    }
+    for where in ("disk", "cloud"):
+        (tmp_path / where).mkdir()
+    code, output = invoke(
+        "run", basic_job(tmp_path / "disk", input__paths=[str(local)], **settings)
+    )
+    assert code == 0, output
+    remote = basic_job(
+        tmp_path / "cloud",
+        input__paths=[str(local)],
+        output__dir=f"{cloud.scheme}://{name}/t",
+        **settings,
+    )
+    code, output = invoke("run", remote)
+    assert code == 0, output
+    want = {
+        k: v for k, v in _local_outputs(tmp_path / "disk" / "out").items() if not k.startswith("_")
+    }
+    got = {k: v for k, v in _outputs(cloud.objects(name, "t/")).items() if not k.startswith("_")}
+    assert set(got) == set(want) and len([k for k in want if k.endswith(".ds")]) > 1
+    for key in want:
+        if not key.endswith(".batchtok.json"):
+            assert got[key] == want[key], key
+    code, output = invoke("run", remote)
+    assert code == 0 and "nothing to do" in output, output
+    code, output = invoke("run", remote, "--verify")
+    assert code == 0 and "nothing to do" in output, output

@@ -225,3 +225,26 @@ def test_a_stopped_ray_actor_is_killed_and_its_shard_retried_on_a_fresh_one(
     while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not os.path.exists(f"/proc/{pid}"), "the stopped actor is still there"
+
+
+def test_a_shuffled_stream_on_ray_is_the_local_runs_byte_for_byte(
+    ray_env, inputs, tmp_path
+) -> None:
+    """The stream layout's files (cut by tokens, shuffled, with provenance) are written by
+    the actors as by local workers: the same bytes."""
+    layout = [
+        "--set", "output.layout=stream", "--set", "output.max_tokens_per_file=2000",
+        "--set", "output.shuffle_seed=9", "--set", "output.format=megatron",
+        "--set", "output.provenance=true", "--set", "name=job",
+    ]  # fmt: skip
+    local = ray_job(tmp_path, inputs, "local")
+    code, output = invoke("run", local, *layout)
+    assert code == 0, output
+    remote = ray_job(tmp_path, inputs, "ray")
+    code, stderr = finish(ray_run(ray_env, remote, *layout, stderr=subprocess.PIPE))
+    assert code == 0, stderr
+    names = [n for n in visible_files(tmp_path / "local") if not n.endswith(".batchtok.json")]
+    assert len([n for n in names if n.endswith(".idx")]) > 1
+    assert [n for n in visible_files(tmp_path / "ray") if not n.endswith(".batchtok.json")] == names
+    for name in names:
+        assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()

@@ -87,6 +87,8 @@ def test_thirty_inputs_become_files_of_at_most_n_ids_whose_concatenation_is_the_
     assert sum(sizes) == sum(len(d) for d in want)
     code, output = invoke("run", _stream_job(tmp_path, output__format=format))
     assert code == 0 and "nothing to do" in output, output
+    code, output = invoke("audit", _stream_job(tmp_path, output__format=format))
+    assert code == 0 and "rows checked: 360, rows equal: 360: all equal" in output, output
 
 
 def test_packed_rows_are_cut_into_files_of_whole_rows(tmp_path: Path) -> None:
@@ -99,6 +101,8 @@ def test_packed_rows_are_cut_into_files_of_whole_rows(tmp_path: Path) -> None:
     assert [i for r in rows for i in r] == flat[: len(flat) - len(flat) % 100]
     assert all(len(r) == 100 for r in rows)
     assert all(size == 900 for size in sizes[:-1]) and sizes[-1] <= 900
+    code, output = invoke("audit", job)
+    assert code == 0 and "all equal" in output, output
 
 
 def _files(out: Path) -> dict[str, bytes]:
@@ -155,6 +159,43 @@ def test_the_shuffle_keeps_each_window_in_its_place(tmp_path: Path) -> None:
         first += 1
     assert sorted(map(tuple, docs[:first])) == sorted(map(tuple, want[:first]))
     assert docs[:first] != want[:first]
+    code, output = invoke("audit", job)
+    assert code == 0 and "all equal" in output, output
+    data = tmp_path / "out" / "job-00001.bin"
+    raw = bytearray(data.read_bytes())
+    raw[10] ^= 0xFF
+    data.write_bytes(bytes(raw))
+    code, output = invoke("audit", job)
+    assert code == 1 and "mismatch" in output and "job-00001" in output, output
+    code, output = invoke("run", job, "--verify")
+    assert code == 0, output
+    code, output = invoke("audit", job)
+    assert code == 0 and "all equal" in output, output
+
+
+@pytest.mark.parametrize("bad_rows", ["skip", "null_ids", "empty_ids"])
+def test_bad_and_empty_rows_are_found_by_the_audit_in_a_shuffled_stream(
+    tmp_path: Path, bad_rows: str
+) -> None:
+    """Rows without ids (null texts) and empty ones are no documents (or empty ones where
+    the format keeps them): the audit finds every sampled row's document all the same."""
+    for i in range(4):
+        rows = texts(12, seed=i)
+        rows[3] = None
+        rows[5] = ""
+        write_parquet(tmp_path / "in" / f"f{i:02d}.parquet", rows, row_group_size=4)
+    for format in ("megatron", "datatrove"):
+        job = _stream_job(
+            tmp_path,
+            output__dir=str(tmp_path / format),
+            output__format=format,
+            output__shuffle_seed=2,
+            run__bad_rows=bad_rows,
+        )
+        code, output = invoke("run", job)
+        assert code in (0, 3), output
+        code, output = invoke("audit", job)
+        assert code == 0 and "rows checked: 48, rows equal: 48" in output, output
 
 
 def test_a_changed_input_rewrites_only_the_files_from_where_it_is(tmp_path: Path) -> None:

@@ -89,7 +89,9 @@ def _provenance_problem(st: FileState) -> str | None:
         doc = FORMATS[st.format].own_provenance(st.output)
     except NotBatchtoks as exc:
         return str(exc)
-    if doc.get("engine") != "batchtok" or not _names_input(doc, rel):
+    unit = doc.get("unit")  # (a file an earlier run cut from this input's documents)
+    mine = _names_input(doc, rel) or (isinstance(unit, dict) and unit.get("name") == rel)
+    if doc.get("engine") != "batchtok" or not mine:
         return f"its batchtok provenance does not name the input {rel}"
     return None
 

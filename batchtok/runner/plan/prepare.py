@@ -245,10 +245,13 @@ def hash_task(job: Job, f: InputFile) -> HashTask:
 PLAN_FORMAT = 1
 
 
-def plan_job(job: Job, *, verify: bool = False, hash_inputs: bool = True) -> dict[str, Any]:
-    """What a run would do, without writing anything: every shard with its status."""
+def plan_job(
+    job: Job, *, verify: bool = False, hash_inputs: bool = True, prep: Prepared | None = None
+) -> dict[str, Any]:
+    """What a run would do, without writing anything: every shard with its status (``prep``:
+    the job prepared already; its states are resolved here)."""
     earlier_runs_in(job)
-    prep = prepare(job, remember=False)
+    prep = prep or prepare(job, remember=False)
     records = Records(state_dir(job))
     check_outputs(job, prep.states, records)
     files_out = []

@@ -26,6 +26,7 @@ from ..outputs.parquet import METADATA_KEY, metadata_bytes, output_schema
 from .prepare import Prepared
 from .states import PART_RECORD, FileState, derived_change, output_set, part_name
 from .units import (
+    PartDocuments,
     Unit,
     UnitFile,
     build_units,
@@ -55,6 +56,7 @@ class UnitWriter:
         self.prep: Prepared | None = None
         self.record: dict[str, Any] = {}
         self.plans: list[tuple[Unit, list[UnitFile]]] = []
+        self.parts: list[list[PartDocuments]] = []  # each unit's, as planned
         self.writing: dict[str, UnitFile] = {}  # dest -> its file, while its task runs
 
     # -- planning ---------------------------------------------------------------------------
@@ -65,9 +67,11 @@ class UnitWriter:
         self.record = load_record(self.state_dir)
         keeps_empty = FORMATS[self.job.format].keeps_empty_documents
         self.plans = []
+        self.parts = []
         for unit in build_units(prep):
             parts = read_lengths(unit_parts(unit, self.parts_dir), self.job, keeps_empty)
             self.plans.append((unit, plan_unit(prep, unit, parts)))
+            self.parts.append(parts)
         return self.plans
 
     def stale(self) -> tuple[list[tuple[Unit, UnitFile]], list[str]]:
@@ -198,7 +202,7 @@ class UnitWriter:
                 name = relative(self.job, path)
                 if name in owned or not _present(path):
                     continue
-                why = _not_a_unit_file(uf)
+                why = _not_a_unit_file(uf, self._member_rels(uf))
                 if why:
                     foreign.append(f"{path} is not a file batchtok wrote ({why})")
         if foreign:
@@ -216,6 +220,12 @@ class UnitWriter:
                 ],
                 str(self.job.file or ""),
             )
+
+    def _member_rels(self, uf: UnitFile) -> set[str]:
+        for unit, files in self.plans:
+            if any(f is uf for f in files):
+                return {st.file.rel for st in unit.members}
+        return set()
 
     def _task(self, prep: Prepared, unit: Unit, uf: UnitFile) -> UnitTask:
         job = prep.job
@@ -271,14 +281,19 @@ def _id_field(job: Job, unit: Unit) -> pa.Field | None:
     return pa.field(job.id_column, pa.string())
 
 
-def _not_a_unit_file(uf: UnitFile) -> str:
-    """Why the file at ``uf``'s place is not a batchtok unit file ("" if it is)."""
+def _not_a_unit_file(uf: UnitFile, inputs: set[str]) -> str:
+    """Why the file at ``uf``'s place is not batchtok's: a file cut from a stream, or the
+    output of one of the unit's ``inputs`` (a run before the job shuffled it) ("" if it is)."""
     try:
         doc = FORMATS[uf.format].own_provenance(uf.output)
     except NotBatchtoks as exc:
         return str(exc)
-    if doc.get("engine") != "batchtok" or not isinstance(doc.get("unit"), dict):
-        return "its batchtok provenance is not an output file cut from a stream of documents"
+    found = doc.get("input")
+    named = found.get("file") if isinstance(found, dict) else None
+    if doc.get("engine") != "batchtok" or not (
+        isinstance(doc.get("unit"), dict) or named in inputs
+    ):
+        return "its batchtok provenance names neither a stream of documents nor its input"
     return ""
 
 

@@ -75,6 +75,7 @@ class UnitFile:
     take: int | None
     inputs: list[str]  # the inputs it draws from, in order
     index: int
+    tokens: tuple[int, int]  # the ids it holds: [first, end) of the unit's ordered stream
     stats: dict[str, Any] = field(default_factory=dict)
 
 
@@ -195,9 +196,20 @@ def plan_unit(prep: Prepared, unit: Unit, parts: list[PartDocuments]) -> list[Un
         inputs = list(dict.fromkeys(s.rel for ws in slices for s in ws.segments))
         output = unit_primary(job, unit, index)
         key = _file_key(prep, unit, index, slices, skip, take)
+        begin = int(ends[first]) + skip
+        held = (begin, int(ends[end]) if take is None else begin + take)
         files.append(
             UnitFile(
-                output, job.format, job.provenance, key, tuple(slices), skip, take, inputs, index
+                output,
+                job.format,
+                job.provenance,
+                key,
+                tuple(slices),
+                skip,
+                take,
+                inputs,
+                index,
+                held,
             )  # fmt: skip
         )
     return files
