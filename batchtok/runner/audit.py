@@ -720,6 +720,18 @@ class JobAudit:
             if self.job.provenance:
                 self.check_docs(f, out, rows)
 
+    def sampled(self, f: InputFile, rows: list[int]) -> dict[int, list[int] | str]:
+        """{row: the oracle's ids, or why it has none} for the sampled ``rows`` of ``f``,
+        read by the runner's readers (only their row groups)."""
+        starts = list(accumulate((rg.rows for rg in f.row_groups), initial=0))
+        wanted = set(rows)
+        picked = [
+            r
+            for r in input_rows(self.job, f, self.settings, [_group_of(starts, r) for r in rows])
+            if r[0] in wanted
+        ]
+        return _encoded(self.oracle, picked, self.job.pair_column is not None)
+
     def run_units(self, sample: dict[str, list[int]]) -> None:
         """Files cut from streams of documents (:mod:`.plan.units`): each sampled row's
         document is found by the plan the run wrote them by (its shard's part, the row's
@@ -773,14 +785,7 @@ class JobAudit:
         self, st: FileState, audit: FileAudit, rows: list[int], stream: _UnitStream
     ) -> None:
         f = st.file
-        starts = list(accumulate((rg.rows for rg in f.row_groups), initial=0))
-        wanted = set(rows)
-        picked = [
-            r
-            for r in input_rows(self.job, f, self.settings, [_group_of(starts, r) for r in rows])
-            if r[0] in wanted
-        ]
-        results = _encoded(self.oracle, picked, self.job.pair_column is not None)
+        results = self.sampled(f, rows)
         by_shard: dict[int, list[int]] = {}
         for row in rows:
             shard = next(i for i, s in enumerate(st.shards) if s.first_row + s.rows > row)
@@ -932,13 +937,7 @@ class JobAudit:
         for i, row in enumerate(column["row"]):
             if row in wanted:
                 entries.setdefault(row, []).append(i)
-        starts = list(accumulate((rg.rows for rg in f.row_groups), initial=0))
-        picked = [
-            r
-            for r in input_rows(job, f, self.settings, [_group_of(starts, r) for r in rows])
-            if r[0] in wanted
-        ]
-        results = _encoded(self.oracle, picked, job.pair_column is not None)
+        results = self.sampled(f, rows)
         last_row = max(column["row"], default=-1)
         for row in rows:
             expected = self.expected(results[row])
@@ -978,14 +977,7 @@ class JobAudit:
         )
         if out.num_rows != f.rows:
             problems.append(f"{audit.output} holds {out.num_rows} rows, its input {f.rows}")
-        starts = list(accumulate((rg.rows for rg in f.row_groups), initial=0))
-        wanted = set(rows)
-        picked = [
-            r
-            for r in input_rows(self.job, f, self.settings, [_group_of(starts, r) for r in rows])
-            if r[0] in wanted
-        ]
-        results = _encoded(self.oracle, picked, self.job.pair_column is not None)
+        results = self.sampled(f, rows)
         written = out.rows(rows)
         for row in rows:
             self._compare_row(audit, row, row, out, written, self.expected(results[row]))

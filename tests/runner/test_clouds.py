@@ -399,23 +399,14 @@ def test_the_storage_table_reaches_gcs_and_azure_without_their_variables(
         assert code == 0 and "nothing to do" in output, output
 
 
-@pytest.mark.parametrize("output_format", ["megatron", "datatrove", "mds", "parquet"])
-def test_each_trainer_format_in_a_cloud_equals_the_local_files(
-    cloud: Cloud, output_format: str, tmp_path: Path
-) -> None:
-    """Every trainer format's file set (and packed Parquet), with its provenance file, is
-    published to GCS and Azure as on disk, byte for byte, and a run with --verify reads it
-    back and redoes nothing."""
+def _on_disk_and_in_the_cloud(
+    cloud: Cloud, tmp_path: Path, settings: dict
+) -> tuple[Path, dict[str, bytes]]:
+    """Run the job of ``settings`` over :func:`_inputs` to disk and to a new bucket of
+    ``cloud``; (the cloud job, its output files), which equal the disk run's byte for byte
+    (their sidecars, which name the output's place, apart)."""
     local = _inputs(tmp_path)
     name = _bucket(cloud, tmp_path)
-    settings = {
-        "output__format": output_format,
-        "output__append_eos": True,
-        "output__provenance": True,
-        "run__shard_mb": 0.002,
-    }
-    if output_format == "parquet":
-        settings["output__pack_length"] = 64
     for where in ("disk", "cloud"):
         (tmp_path / where).mkdir()
     code, output = invoke(
@@ -434,11 +425,30 @@ def test_each_trainer_format_in_a_cloud_equals_the_local_files(
         k: v for k, v in _local_outputs(tmp_path / "disk" / "out").items() if not k.startswith("_")
     }
     got = {k: v for k, v in _outputs(cloud.objects(name, "t/")).items() if not k.startswith("_")}
-    assert set(got) == set(want) and len(want) >= 2
-    assert any(key.endswith("docs.parquet") for key in want)
+    assert set(got) == set(want)
     for key in want:
-        if not key.endswith(".batchtok.json"):  # (the sidecar names the output's place)
+        if not key.endswith(".batchtok.json"):
             assert got[key] == want[key], key
+    return remote, want
+
+
+@pytest.mark.parametrize("output_format", ["megatron", "datatrove", "mds", "parquet"])
+def test_each_trainer_format_in_a_cloud_equals_the_local_files(
+    cloud: Cloud, output_format: str, tmp_path: Path
+) -> None:
+    """Every trainer format's file set (and packed Parquet), with its provenance file, is
+    published to GCS and Azure as on disk, byte for byte, and a run with --verify reads it
+    back and redoes nothing."""
+    settings = {
+        "output__format": output_format,
+        "output__append_eos": True,
+        "output__provenance": True,
+        "run__shard_mb": 0.002,
+    }
+    if output_format == "parquet":
+        settings["output__pack_length"] = 64
+    remote, want = _on_disk_and_in_the_cloud(cloud, tmp_path, settings)
+    assert len(want) >= 2 and any(key.endswith("docs.parquet") for key in want)
     code, output = invoke("run", remote, "--verify")
     assert code == 0 and "nothing to do" in output, output
 
@@ -446,8 +456,6 @@ def test_each_trainer_format_in_a_cloud_equals_the_local_files(
 def test_a_shuffled_stream_in_a_cloud_equals_the_local_files(cloud: Cloud, tmp_path: Path) -> None:
     """The stream layout's parts, files and records in GCS and Azure: the files are the
     local run's byte for byte, and a re-run (with --verify too) has nothing to do."""
-    local = _inputs(tmp_path)
-    name = _bucket(cloud, tmp_path)
     settings = {
         "name": "job",
         "output__layout": "stream",
@@ -457,28 +465,8 @@ def test_a_shuffled_stream_in_a_cloud_equals_the_local_files(cloud: Cloud, tmp_p
         "output__provenance": True,
         "run__shard_mb": 0.002,
     }
-    for where in ("disk", "cloud"):
-        (tmp_path / where).mkdir()
-    code, output = invoke(
-        "run", basic_job(tmp_path / "disk", input__paths=[str(local)], **settings)
-    )
-    assert code == 0, output
-    remote = basic_job(
-        tmp_path / "cloud",
-        input__paths=[str(local)],
-        output__dir=f"{cloud.scheme}://{name}/t",
-        **settings,
-    )
-    code, output = invoke("run", remote)
-    assert code == 0, output
-    want = {
-        k: v for k, v in _local_outputs(tmp_path / "disk" / "out").items() if not k.startswith("_")
-    }
-    got = {k: v for k, v in _outputs(cloud.objects(name, "t/")).items() if not k.startswith("_")}
-    assert set(got) == set(want) and len([k for k in want if k.endswith(".ds")]) > 1
-    for key in want:
-        if not key.endswith(".batchtok.json"):
-            assert got[key] == want[key], key
+    remote, want = _on_disk_and_in_the_cloud(cloud, tmp_path, settings)
+    assert len([k for k in want if k.endswith(".ds")]) > 1
     code, output = invoke("run", remote)
     assert code == 0 and "nothing to do" in output, output
     code, output = invoke("run", remote, "--verify")
