@@ -287,3 +287,42 @@ def test_keys_that_cannot_hold_together_are_refused(tmp_path: Path) -> None:
     ):
         code, output = invoke("run", basic_job(tmp_path, **settings))
         assert code == 2 and key in output, output
+
+
+PARENT = os.getpid()
+
+
+def test_a_worker_killed_writing_a_file_leaves_it_unwritten_and_the_rerun_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed while it writes job-00001: nothing of it is visible, and the next run writes
+    the files the failed run left unwritten (those it finished are kept; no shard is encoded
+    again), equal to a clean run's."""
+    from batchtok.formats import files as token_files
+
+    _inputs(tmp_path, 8)
+    job = _stream_job(tmp_path, output__format="megatron", output__shuffle_seed=1)
+    original = token_files.TokenFileWriter.add_document
+
+    def add_document(self, ids):  # type: ignore[no-untyped-def]
+        if os.getpid() != PARENT and self.dest.endswith("job-00001"):
+            os._exit(9)
+        original(self, ids)
+
+    monkeypatch.setattr(token_files.TokenFileWriter, "add_document", add_document)
+    code, output = invoke("run", job)
+    assert code == 1, output
+    out = tmp_path / "out"
+    assert not (out / "job-00001.idx").exists() and (out / "job-00000.idx").exists()
+    finished = {p.name: p.stat().st_mtime_ns for p in out.glob("job-*")}
+    monkeypatch.undo()
+    code, output = invoke("run", job)
+    assert code == 0 and "writing" in output, output
+    assert all(out.joinpath(n).stat().st_mtime_ns == t for n, t in finished.items())
+    assert json.loads((out / "_batchtok_summary.json").read_text())["shards"]["done"] == 0
+    clean = _stream_job(
+        tmp_path, output__dir=str(tmp_path / "clean"), output__format="megatron",
+        output__shuffle_seed=1,
+    )  # fmt: skip
+    assert invoke("run", clean)[0] == 0
+    assert _documents(out, "megatron") == _documents(tmp_path / "clean", "megatron")
