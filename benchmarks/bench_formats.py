@@ -12,6 +12,8 @@ run`` in a fresh process into an empty output directory:
 * parquet -> parquet (the baseline), -> megatron, -> datatrove, -> MDS (each with
   ``append_eos``), -> packed Parquet (2048 ids a row, its ``seq_lens``; and with
   ``position_ids``), -> packed MDS;
+* with a provenance file (packed Parquet, Megatron); the job as one stream cut into files of
+  10M ids (Megatron), shuffled in one window, and packed, shuffled and traced;
 * jsonl -> parquet, jsonl.gz -> parquet.
 
 Printed: wall seconds (median of ``--repeats``), MB/s of text, the time over the baseline's
@@ -34,6 +36,10 @@ from benchmarks.bench_runner import build_input, log, text_bytes, timed
 from benchmarks.files import tokenizer_path
 
 MB = 1_000_000
+# the job as one stream cut into files of 10M ids (rows of many inputs keep no input column)
+STREAM = {"output.layout": "stream", "output.max_tokens_per_file": 10_000_000,
+          "output.keep_columns": []}  # fmt: skip
+SHUFFLED = {"output.shuffle_seed": 1}  # one window: every document of the job
 VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
     "parquet -> parquet": ("parquet", {}),
     "parquet -> megatron": ("parquet", {"output.format": "megatron", "output.append_eos": True}),
@@ -50,6 +56,32 @@ VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
     "parquet -> packed mds": (
         "parquet",
         {"output.format": "mds", "output.append_eos": True, "output.pack_length": 2048},
+    ),
+    "parquet -> packed parquet + provenance": (
+        "parquet",
+        {"output.append_eos": True, "output.pack_length": 2048, "output.provenance": True},
+    ),
+    "parquet -> megatron + provenance": (
+        "parquet",
+        {"output.format": "megatron", "output.append_eos": True, "output.provenance": True},
+    ),
+    "parquet -> megatron, stream, files of 10M ids": (
+        "parquet",
+        {"output.format": "megatron", "output.append_eos": True, **STREAM},
+    ),
+    "parquet -> megatron, stream, shuffled": (
+        "parquet",
+        {"output.format": "megatron", "output.append_eos": True, **STREAM, **SHUFFLED},
+    ),
+    "parquet -> packed parquet, stream, shuffled, provenance": (
+        "parquet",
+        {
+            "output.append_eos": True,
+            "output.pack_length": 2048,
+            "output.provenance": True,
+            **STREAM,
+            **SHUFFLED,
+        },
     ),
     "jsonl -> parquet": ("jsonl", {}),
     "jsonl.gz -> parquet": ("jsonl.gz", {}),
