@@ -53,6 +53,7 @@ from .inputs.files import InputFile, arrow_memo, jsonl_memo
 from .io.lock import run_lock
 from .io.stores import as_path, store_of
 from .job import Job
+from .outputs.formats import FORMATS
 from .outputs.ownership import check_outputs, claim
 from .outputs.parquet import use_returning_memory_pool
 from .plan.keys import RowGroupHash
@@ -169,6 +170,8 @@ class _Run:
         try:
             self.prep = prepare(job, remember=False)
             check_outputs(job, self.prep.states, self.records)
+            if job.units:
+                self.units.check_first_files(self.prep)
         except JobError as exc:
             if earlier_runs and not any(p.key == "output.dir" for p in exc.problems):
                 self._record_refusal(exc)
@@ -564,7 +567,13 @@ class _Run:
     def _join(self, executor: Executor, st: FileState) -> None:
         assert self.prep is not None
         st.joining = True
-        executor.submit(join_task(self.prep, st, self.tmp_dir), first=True)
+        drop: tuple[str, ...] = ()
+        output_format = FORMATS[st.format]
+        if st.derived and not st.docs:  # a provenance file an earlier run wrote goes
+            docs = output_format.docs_file(st.output)
+            if os.path.basename(docs) in (self.records.load(st.file.rel).owned or ()):
+                drop = (docs,)
+        executor.submit(join_task(self.prep, st, self.tmp_dir, drop), first=True)
 
     def _encode_done(self, executor: Executor, event: Event) -> None:
         task, result = event.task, event.payload

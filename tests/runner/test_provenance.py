@@ -288,3 +288,31 @@ def test_the_sidecar_lists_the_provenance_file_with_its_size_and_hash(tmp_path: 
         sidecar["files"]["sample.docs.parquet"] == (tmp_path / "sample.docs.parquet").stat().st_size
     )
     assert "sample.docs.parquet" in sidecar["xxh3_128"]
+
+
+@pytest.mark.parametrize(("format", "pack"), [("megatron", None), ("parquet", 64), ("mds", None)])
+def test_a_provenance_file_no_longer_asked_for_is_removed_with_the_new_output(
+    tmp_path: Path, format: str, pack: int | None
+) -> None:
+    """A job run with output.provenance, then without: the output is written again and the
+    provenance file it wrote goes (it would describe an output that is not there any more);
+    a user's file of that name beside a job that never wrote one stays."""
+    docs = _docs_path(tmp_path / "out", "sample", format)
+    args = ("-o", tmp_path / "out", *_sets(pack, format))
+    assert invoke("run", EXAMPLE_JOB, *args)[0] == 0 and docs.exists()
+    code, output = invoke("run", EXAMPLE_JOB, *_without_provenance(args))
+    assert code == 0, output
+    assert not docs.exists()
+    mine = tmp_path / "other"
+    (mine).mkdir()
+    user = _docs_path(mine, "sample", format)
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_bytes(b"mine")
+    code, output = invoke("run", EXAMPLE_JOB, "-o", mine, *_without_provenance(args)[2:])
+    assert code == 0 and user.read_bytes() == b"mine", output
+
+
+def _without_provenance(args: tuple) -> list:
+    out = list(args)
+    i = out.index("output.provenance=true")
+    return out[: i - 1] + out[i + 1 :]

@@ -822,6 +822,9 @@ def _write_parquet(
         if docs is not None:
             digests[os.path.basename(task.docs)] = docs.finish()
             sink.companions.append((docs.tmp, task.docs))
+        # an earlier output's file this one has not (its provenance file): removed first
+        stale = [p for p in task.previous if p not in (task.dest, task.docs)]
+        sink.companions[:0] = [("", p) for p in stale]
     digests[os.path.basename(task.dest)] = sink.digest
     return JoinResult(sink.rows, peak_rss_mb(), digests)
 

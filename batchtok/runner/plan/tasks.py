@@ -152,9 +152,12 @@ def shard_task(
     return shard_tasks(prep, st, [i], parts_dir, tmp_dir)[0]
 
 
-def join_task(prep: Prepared, st: FileState, tmp_dir: Path) -> AssembleTask:
+def join_task(
+    prep: Prepared, st: FileState, tmp_dir: Path, drop: tuple[str, ...] = ()
+) -> AssembleTask:
     """Write a file's output from its parts and the still-valid row groups of its previous
-    output, in shard order."""
+    output, in shard order; ``drop``: files of the job's earlier output that this one has
+    not (a provenance file no longer asked for), removed as it is published."""
     sources = []
     shards = []
     old_footer = None
@@ -189,7 +192,7 @@ def join_task(prep: Prepared, st: FileState, tmp_dir: Path) -> AssembleTask:
         )
         or job.dtype,
         provenance=doc,
-        previous=tuple(str(p) for p in output_set(st)) if job.derived_output else (),
+        previous=(*(str(p) for p in output_set(st)), *drop) if job.derived_output else (),
         source=st.file.path,
         docs=FORMATS[job.format].docs_file(st.output) if st.docs else "",
         id_field=st.file.schema.field(job.id_column) if st.docs and job.id_column else None,

@@ -36,6 +36,7 @@ from .units import (
     relative,
     save_record,
     unit_parts,
+    unit_primary,
 )
 
 log = logging.getLogger("batchtok.runner.units")
@@ -193,6 +194,19 @@ class UnitWriter:
             "xxh3_128": dict(digests),
         }
         save_record(self.state_dir, self.record)
+
+    def check_first_files(self, prep: Prepared) -> None:
+        """Refuse (exit 2) before any work a file at the place of a unit's first file that
+        batchtok did not write (the others are checked when their cut is known)."""
+        self.prep = prep
+        self.record = load_record(self.state_dir)
+        self.plans = []
+        for unit in build_units(prep):
+            first = UnitFile(unit_primary(self.job, unit, 0), self.job.format, self.job.provenance,
+                             "", (), 0, None, [], 0, (0, 0))  # fmt: skip
+            self.plans.append((unit, [first]))
+        self._check_ownership([uf for _, files in self.plans for uf in files])
+        self.plans = []
 
     def _check_ownership(self, files: list[UnitFile]) -> None:
         owned = set(self.record["owned"])
