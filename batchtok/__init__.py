@@ -11,6 +11,8 @@ from .errors import DecodeError, EncodeError, TokenizerFileError
 __version__ = "0.1.0"
 __all__ = [
     "DecodeError",
+    "VerificationError",
+    "verify",
     "Encoding",
     "EncodeError",
     "Tokenizer",
@@ -20,6 +22,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .encoding import Encoding
+    from .runner.verify import VerificationError, verify
     from .tokenizer import Tokenizer
 
 
@@ -28,4 +31,8 @@ def __getattr__(name: str):
         from . import tokenizer
 
         return getattr(tokenizer, name)
+    if name in ("verify", "VerificationError"):  # (the runner's: it reads outputs)
+        from .runner import verify
+
+        return getattr(verify, name)
     raise AttributeError(f"module 'batchtok' has no attribute {name!r}")

@@ -20,6 +20,7 @@ from ..exec.encode import (
     TokenizerFacts,
     check_against_job,
     described_options,
+    eos_id,
     facts_of,
     load_tokenizer,
     read_tokenizer,
@@ -93,9 +94,20 @@ class Prepared:
                 "name": job.tokenizer_path.name,
                 "sha256": facts.sha256,
                 "xxh3_128": facts.xxh3,
+                "vocab_size": facts.vocab_size,
+                "max_id": facts.max_id,
             },
             "encode": described_options(job, facts),
             "output": job.output_format(),
+            # what a reader of the ids relies on: their dtype as written (a trainer format's
+            # own rule, else output.dtype), the EOS appended, the specials the post-processor
+            # adds to a text (batchtok.verify and audit read it)
+            "ids": {
+                "dtype": FORMATS[job.format].token_dtype(max(facts.vocab_size, facts.max_id + 1))
+                or job.dtype,
+                "append_eos_id": _eos_or_none(job, facts),
+                "special_tokens_added": facts.added_single if job.add_special_tokens else 0,
+            },
         }
 
 
@@ -162,6 +174,13 @@ def _prepare(job: Job, remember: bool) -> Prepared:
                 "shard cannot split a row group, so a crash there loses more work"
             )
     return Prepared(job, files, states, facts, tok, warnings, __version__, data)
+
+
+def _eos_or_none(job: Job, facts: TokenizerFacts) -> int | None:
+    try:
+        return eos_id(job, facts)
+    except KeyError:  # (refused when the job is checked)
+        return None
 
 
 def check_docs_names(job: Job, states: dict[str, FileState]) -> None:
