@@ -149,7 +149,17 @@ def _fail_usage(exc: JobError) -> None:
     metavar="SECONDS",
     help="Seconds between logged progress lines when not on a terminal.",
 )
-def run(job, verify, quiet, log_format, progress, progress_interval) -> None:
+@click.option(
+    "--check",
+    "check_first",
+    type=click.Choice(["stop", "warn"]),
+    is_flag=False,
+    flag_value="stop",
+    default=None,
+    help="Run `batchtok check` first: stop (exit 1) on a finding that needs a decision, or "
+    "--check=warn: print the findings and run.",
+)
+def run(job, verify, quiet, log_format, progress, progress_interval, check_first) -> None:
     """Tokenize the Parquet and JSON Lines inputs of JOB_FILE into its output directory.
 
     Shards already complete under the same cache key (text content, tokenizer bytes, engine
@@ -164,6 +174,21 @@ def run(job, verify, quiet, log_format, progress, progress_interval) -> None:
     from .report.summary import SUMMARY_NAME
     from .run import run_job
 
+    if check_first is not None:
+        from .check import check_job
+
+        try:
+            report = check_job(job)
+        except JobError as exc:
+            _fail_usage(exc)
+        if report.findings or not quiet:
+            for line in report.lines():
+                click.echo(line, err=True)
+        if report.exit_code and check_first == "stop":
+            click.echo(
+                "nothing was run: decide on the findings (--check=warn runs anyway)", err=True
+            )
+            sys.exit(report.exit_code)
     try:
         result = run_job(
             job,
@@ -235,6 +260,49 @@ def plan(job, as_json, verify, no_hash) -> None:
     click.echo(f"{len(report['files'])} files, {counts['total']} shards: {parts}")
     for note in report["notes"]:
         click.echo(f"note: {note}")
+
+
+@click.command("check", epilog=KEYS_HELP, context_settings={**CONTEXT, "max_content_width": 120})
+@_job_options
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def check(job, as_json) -> None:
+    """What JOB_FILE will make of its corpus, on a sample, before any run.
+
+    Reads a reproducible sample of every input (check.sample_mb of text, rows drawn by
+    check.seed), encodes it as the run would, and reports each finding with its count, an
+    example and the key that changes it: a doubled BOS or EOS, special-token strings in the
+    text, a dtype wider than the ids need, truncated documents, bad rows. A finding whose key
+    the job sets itself is information: the job decided. Nothing is written.
+
+    \b
+    Example:
+      batchtok check jobs/example.toml
+      batchtok check jobs/example.toml --set check.sample_mb=20 --json
+
+    \b
+    Exit codes:
+      0    nothing needs a decision
+      1    a finding needs a decision
+      2    usage error or invalid job
+    """
+    from .check import check_job
+
+    try:
+        report = check_job(job)
+    except JobError as exc:
+        _fail_usage(exc)
+    _print_report(report, as_json)
+
+
+def _print_report(report: Any, as_json: bool) -> None:
+    """Print an audit's or a check's report (``.to_json()``, ``.lines()``) and exit with its
+    code."""
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        for line in report.lines():
+            click.echo(line)
+    sys.exit(report.exit_code)
 
 
 def _escaped(report: dict[str, Any]) -> dict[str, Any]:
@@ -478,9 +546,4 @@ def audit(
     except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(codes.EXIT_USAGE)
-    if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
-    else:
-        for line in report.lines():
-            click.echo(line)
-    sys.exit(report.exit_code)
+    _print_report(report, as_json)

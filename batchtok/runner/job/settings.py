@@ -165,6 +165,12 @@ def _optional_count(minimum: int) -> Callable[[Any], int | None]:
     return check
 
 
+def _seed(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise InvalidValue(f"expected an integer >= 0 (got {shown_value(value)})")
+
+
 def _window(value: Any) -> int | None:
     if value == "all":
         return None
@@ -482,6 +488,20 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds a worker may go without reporting progress before it is killed and its task "
         "retried in a fresh worker (a stopped process, a hung read); a batch holding more "
         "than run.batch_mb of text (one long row) is allowed this much per run.batch_mb.",
+    ),
+    Setting(
+        "check.sample_mb",
+        2.0,
+        _positive_number,
+        "batchtok check: text sampled (MB), rows drawn over every input and shard.",
+        field="check_sample_mb",
+    ),
+    Setting(
+        "check.seed",
+        0,
+        _seed,
+        "batchtok check: the sample's seed (the same seed, the same rows).",
+        field="check_seed",
     ),
     Setting(
         "run.cache_mb",

@@ -55,6 +55,8 @@ class Job:
     max_tokens_per_file: int | None = None
     shuffle_seed: int | None = None
     shuffle_window: int | None = 1_000_000_000
+    check_sample_mb: float = 2.0
+    check_seed: int = 0
     executor: str = "local"
     ray_address: str = ""
     stall_timeout: float = STALL_TIMEOUT
