@@ -162,9 +162,9 @@ def explain(
 def _register_runner() -> None:
     # The runner's commands live beside the runner; imported here so `batchtok --help` lists
     # them, but the engine never depends on the runner.
-    from .runner.cli import audit, check, plan, run, status
+    from .runner.cli import audit, check, compare, plan, run, status
 
-    for command in (run, plan, status, audit, check):
+    for command in (run, plan, status, audit, check, compare):
         main.add_command(command)
 
 

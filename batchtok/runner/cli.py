@@ -294,6 +294,49 @@ def check(job, as_json) -> None:
     _print_report(report, as_json)
 
 
+@click.command("compare", context_settings=CONTEXT)
+@click.argument("outputs", nargs=-1, required=True, metavar="OUT...")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the comparison as one self-contained HTML page with its charts.",
+)
+def compare(outputs, as_json, html_path) -> None:
+    """Compare tokenizers from their outputs: the same inputs, one job output each.
+
+    Each OUT is a finished job's output directory (or a directory of them, one per
+    tokenizer). Per tokenizer: tokens, bytes of text a token, tokens a document, unknown and
+    byte-fallback rates, overall and per input; the length histograms side by side; the
+    documents whose lengths differ most. Reads what the runs recorded; encodes nothing.
+
+    \b
+    Example:
+      batchtok compare out/gpt2 out/llama3 --html compare.html
+    """
+    from pathlib import Path
+
+    from .report.compare import CompareError
+    from .report.compare import compare as compare_outputs
+
+    try:
+        result = compare_outputs([Path(o) for o in outputs])
+    except CompareError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(2)
+    if html_path:
+        Path(html_path).write_text(result.html(), encoding="utf-8")
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        for line in result.lines():
+            click.echo(line)
+        if html_path:
+            click.echo(f"page: {html_path}")
+
+
 def _print_report(report: Any, as_json: bool) -> None:
     """Print an audit's or a check's report (``.to_json()``, ``.lines()``) and exit with its
     code."""

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from tests.support import corpora, fixtures, streaming, trained
+from tests.support import browser, corpora, fixtures, streaming, trained
 
 
 def _mb(n: int) -> str:
@@ -72,6 +72,14 @@ def fetch_azurite() -> str:
     return f"azurite {clouds.AZURITE_VERSION:<38}  {took:5.1f} s  {command[0]}"
 
 
+def fetch_chromium() -> str:
+    """Debian's Chromium, the browser the HTML report is rendered in (apt-get)."""
+    started = time.monotonic()
+    path = browser.chromium()
+    took = time.monotonic() - started
+    return f"chromium {browser.version()[:37]:<37}  {took:5.1f} s  {path}"
+
+
 def build_streaming() -> str:
     """MosaicML streaming's environment, the MDS tests' reader (PyPI, the local torch)."""
     started = time.monotonic()
@@ -112,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         first += [lambda p=part: build_corpus(p, args.rebuild) for part in corpora.PARTS]
     wheels = [lambda n=name: build_fixture(n) for name in fixtures.WHEELS] if everything else []
     if everything:
-        wheels += [fetch_azurite, build_streaming]
+        wheels += [fetch_azurite, build_streaming, fetch_chromium]
     # the trained fixtures read the corpora: after them, one at a time (each trains on 2 cores)
     to_train = [n for n in fixtures.wheel_and_built_names() if n not in fixtures.WHEELS]
     try:
@@ -125,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         corpora.DebianError,
         trained.FixtureBuildError,
         streaming.StreamingUnavailable,
+        browser.BrowserUnavailable,
     ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
