@@ -18,7 +18,7 @@ from ..cli_options import CONTEXT, special_token_options
 from . import exit_codes as codes
 from .errors import JobError, RunnerError
 from .io.names import escaped, escaped_json
-from .job import load_job, parse_override, settings_table
+from .job import Job, load_job, parse_override, settings_table
 from .job.settings import AUDIT_SAMPLE, AUDIT_SEED, COMMAND_LINE
 
 # Each command imports what it runs (pyarrow and the engine are a third of a small run's
@@ -103,9 +103,26 @@ def _job_options(command):
     @functools.wraps(command)
     def wrapper(job_file, inputs, output, workers, executor, sets, **kwargs):
         job = _load_job_or_exit(job_file, inputs, output, workers, executor, sets)
+        if job.tokenizers and command.__name__ != "run":
+            _for_each_tokenizer(job, lambda sub: command(job=sub, **kwargs))
         return command(job=job, **kwargs)
 
     return wrapper
+
+
+def _for_each_tokenizer(job: Job, command: Any) -> None:
+    """Run ``command(sub_job)`` for each tokenizer of a job of several (``tokenizer.paths``),
+    each introduced on stderr; exit with the highest exit code."""
+    codes = []
+    for name in job.tokenizers:
+        sub = job.for_tokenizer(name)
+        click.echo(f"tokenizer {name} ({sub.output_dir}):", err=True)
+        try:
+            command(sub)
+            codes.append(0)
+        except SystemExit as exc:
+            codes.append(exc.code if isinstance(exc.code, int) else 1)
+    sys.exit(max(codes))
 
 
 def _fail_usage(exc: JobError) -> None:
@@ -200,6 +217,13 @@ def run(job, verify, quiet, log_format, progress, progress_interval, check_first
         )
     except JobError as exc:
         _fail_usage(exc)
+    if job.tokenizers:  # a summary each, and the comparison
+        if not quiet:
+            for name in job.tokenizers:
+                click.echo(f"summary: {job.output_dir / name / SUMMARY_NAME}", err=True)
+            if result.summary.get("comparison"):
+                click.echo(f"comparison: {result.summary['comparison']}", err=True)
+        sys.exit(result.exit_code)
     written = "summary_error" not in result.summary
     if not quiet and written and result.summary.get("status") not in (None, "locked"):
         click.echo(f"summary: {job.output_dir / SUMMARY_NAME}", err=True)
@@ -580,6 +604,10 @@ def audit(
             )
         else:
             job = _load_job_or_exit(paths[0], inputs, output, workers, executor, sets)
+            if job.tokenizers:
+                _for_each_tokenizer(
+                    job, lambda sub: _print_report(audit_job(sub, sample, seed), as_json)
+                )
             report = audit_job(job, sample, seed)
     except JobError as exc:
         _fail_usage(exc)

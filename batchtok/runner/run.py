@@ -32,6 +32,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
 from ..utils import program
@@ -48,14 +49,21 @@ from .exec.worker import (
     current_rss_mb,
     encode_settings,
 )
-from .exit_codes import EXIT_FAILURE, EXIT_OK, EXIT_OK_WITH_BAD_ROWS
+from .exit_codes import EXIT_FAILURE, EXIT_LOCKED, EXIT_OK, EXIT_OK_WITH_BAD_ROWS
 from .inputs.files import InputFile, arrow_memo, jsonl_memo
 from .io.lock import run_lock
-from .io.stores import as_path, store_of
+from .io.stores import as_path, scheme_of, store_of, write_whole
 from .job import Job
 from .outputs.formats import FORMATS
 from .outputs.ownership import check_outputs, claim
 from .outputs.parquet import use_returning_memory_pool
+from .plan.companions import (
+    Companion,
+    companion_contexts,
+    companions_of,
+    resolve_companions,
+    with_companions,
+)
 from .plan.keys import RowGroupHash
 from .plan.prepare import Prepared, earlier_runs_in, hash_task, prepare, state_dir
 from .plan.records import FileRecord, Records, memo_hashes, remember_hashes
@@ -84,6 +92,7 @@ from .report.summary import (
 from .report.token_stats import TokenStats
 
 log = logging.getLogger("batchtok.runner")
+COMPARE_NAME = "_batchtok_compare.html"  # a job of several tokenizers: beside their outputs
 
 
 @dataclass
@@ -118,18 +127,81 @@ def run_job(
     mode = "live" if live else ("off" if quiet or progress is False else "log")
     session = LogSession(stream, log_format, quiet, live)
     try:
+        if job.tokenizers:
+            return _run_several(job, verify, session, mode, progress_interval)
         return _Run(job, verify, session, mode, progress_interval).execute()
     finally:
         session.close()
+
+
+def _run_several(
+    job: Job, verify: bool, session: LogSession, mode: str, interval: float
+) -> RunResult:
+    """A job of several tokenizers (``tokenizer.paths``): one run per tokenizer, in order,
+    each into ``output.dir/NAME``, each shard read once by the first that needs it (see
+    :mod:`.plan.companions`; on Ray each run reads its own: an actor loads one tokenizer);
+    then the comparison report, ``output.dir/_batchtok_compare.html`` and ``.json``."""
+    names = list(job.tokenizers)
+    jobs = [(name, job.for_tokenizer(name)) for name in names]
+    results: dict[str, RunResult] = {}
+    for i, (name, sub) in enumerate(jobs):
+        log.info(
+            "tokenizer %s (%d of %d): %s -> %s",
+            name,
+            i + 1,
+            len(jobs),
+            sub.tokenizer_path,
+            sub.output_dir,
+            extra={"event": "tokenizer", "tokenizer": name},
+        )
+        later = jobs[i + 1 :] if job.executor == "local" else []
+        results[name] = _Run(sub, verify, session, mode, interval, later).execute()
+    codes = {r.exit_code for r in results.values()}
+    code = next(
+        (c for c in (EXIT_FAILURE, EXIT_LOCKED, EXIT_OK_WITH_BAD_ROWS) if c in codes), EXIT_OK
+    )
+    summary: dict[str, Any] = {"tokenizers": {n: r.summary for n, r in results.items()}}
+    if code in (EXIT_OK, EXIT_OK_WITH_BAD_ROWS) and not scheme_of(job.output_dir):
+        summary["comparison"] = _write_comparison(job, [sub.output_dir for _, sub in jobs])
+    return RunResult(code, summary)
+
+
+def _write_comparison(job: Job, outputs: list[Any]) -> str:
+    """The tokenizers compared (:mod:`.report.compare`), beside their outputs; its path."""
+    import json
+
+    from .report.compare import CompareError, compare
+
+    try:
+        result = compare([Path(o) for o in outputs])
+    except CompareError as exc:
+        log.warning("no comparison report: %s", exc)
+        return ""
+    page = Path(job.output_dir) / COMPARE_NAME
+    write_whole(as_path(page), result.html().encode("utf-8"))
+    doc = json.dumps(result.to_json(), indent=2).encode("utf-8")
+    write_whole(as_path(page.with_suffix(".json")), doc)
+    for line in result.lines():
+        log.info("%s", line, extra={"event": "comparison"})
+    return str(page)
 
 
 class _Run:
     """One run of a job: drives the phases and keeps the parent's :class:`RunStats`."""
 
     def __init__(
-        self, job: Job, verify: bool, session: LogSession, mode: str, interval: float
+        self,
+        job: Job,
+        verify: bool,
+        session: LogSession,
+        mode: str,
+        interval: float,
+        companions: list[tuple[str, Job]] | None = None,
     ) -> None:
         self.job = job
+        # the job's later tokenizers, which encode the shards this run reads (companions)
+        self.companion_jobs = companions or []
+        self.companions: list[Companion] = []
         self.verify = verify
         self.session = session
         self.progress = Progress(session.console, mode, interval)
@@ -322,6 +394,8 @@ class _Run:
             remember_facts(self.sdir, prep.facts)
         self.states = prep.states
         self.units.prep = prep
+        if self.companion_jobs:
+            self.companions = companions_of(self.companion_jobs)
         for warning in prep.warnings:
             log.warning("%s", warning)
         if prep.facts.padding is not None:
@@ -376,6 +450,10 @@ class _Run:
         self.context = WorkerContext(
             encode_settings(job, prep.facts), tok, prep.facts, self.dispatch.lock_state()
         )
+        if self.companions and job.executor == "local":
+            self.context.companions = companion_contexts(
+                self.companions, self.dispatch.lock_state()
+            )
         self.session.for_workers()
         # what each worker starts from: its copy-on-write view of the parent's pages
         self.stats.fork_rss_mb = current_rss_mb()
@@ -452,6 +530,8 @@ class _Run:
             changed = True
         if changed:
             self.records.save(f.rel, record)
+        if self.companions:
+            resolve_companions(self.companions, f, hashes, self.verify)
         if st.output_trusted and output_moved(st, record.output):
             record_output(self.records, st, record)
 
@@ -561,6 +641,11 @@ class _Run:
             for i in todo:
                 unique.setdefault(st.keys[i], i)
             made = shard_tasks(self.prep, st, unique.values(), self.parts_dir, self.tmp_dir)
+            if self.companions:  # the later tokenizers that need a shard encode it too
+                made = [
+                    with_companions(task, i, self.companions, self.tmp_dir)
+                    for task, i in zip(made, unique.values())
+                ]
             tasks += [(task.text_bytes, task) for task in made]
         return tasks, joins
 

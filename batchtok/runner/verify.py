@@ -32,24 +32,14 @@ class VerificationError(ValueError):
 
 def _primary(output: str | os.PathLike[str]) -> tuple[str, str]:
     """(the format, the output's primary file) of an output named by any of its files (or a
-    Megatron prefix, an MDS directory)."""
-    path = os.fspath(output).rstrip("/")
-    for suffix, name in ((".idx", "megatron"), (".bin", "megatron")):
-        if path.endswith(suffix):
-            return name, path.removesuffix(suffix) + ".idx"
-    if path.endswith(".batchtok.json"):
-        return _primary(path.removesuffix(".batchtok.json"))
-    for suffix in (".ds.index", ".ds.metadata", ".ds"):
-        if path.endswith(suffix):
-            return "datatrove", path.removesuffix(suffix) + ".ds"
-    if path.endswith("/index.json"):
-        return "mds", path
-    if path.endswith(".mds") or os.path.isfile(os.path.join(path, "index.json")):
-        return "mds", path + "/index.json"
-    if path.endswith(".parquet"):
-        return "parquet", path
-    if os.path.isfile(path + ".idx"):
-        return "megatron", path + ".idx"
+    Megatron prefix, an MDS directory, a sidecar)."""
+    from batchtok.formats.files import SIDECAR
+
+    path = os.fspath(output).rstrip("/").removesuffix(SIDECAR)
+    for name, output_format in FORMATS.items():
+        primary = output_format.primary_of(path)
+        if primary is not None:
+            return name, primary
     raise VerificationError(f"{path}: not an output batchtok writes (no format knows its name)")
 
 

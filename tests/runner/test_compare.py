@@ -69,31 +69,14 @@ def test_the_figures_are_the_runs_and_the_most_different_lengths_the_oracles(
 
 
 def test_the_page_renders_both_tokenizers_charts_in_chromium(outputs: Path, tmp_path: Path) -> None:
-    from PIL import Image
-
     page = tmp_path / "compare.html"
     code, output = invoke("compare", outputs, "--html", page)
     assert code == 0, output
     text = page.read_text(encoding="utf-8")
     assert "http" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")  # no network
-    shot = browser.screenshot(page, tmp_path / "page.png")
-    pixels = Image.open(shot).convert("RGB")
-    drawn = {color: 0 for color in COLORS[:2]}
-    wanted = {tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)): c for c in COLORS[:2]}
-    for count, rgb in pixels.getcolors(maxcolors=1 << 20) or []:
-        if rgb in wanted:
-            drawn[wanted[rgb]] += count
-    # both tokenizers' bars (and their keys) are drawn, in area: many pixels of each color
-    assert all(count > 500 for count in drawn.values()), drawn
-    # bars of both colors stand in the same band of the page (the histogram's groups), each
-    # on many rows: bars of several heights, not a key's square alone
-    width, height = pixels.size
-    data = list(pixels.get_flattened_data())
-    rows = {
-        c: {i // width for i, rgb in enumerate(data) if rgb == key} for key, c in wanted.items()
-    }
-    assert all(len(ys) > 50 for ys in rows.values()), {c: len(ys) for c, ys in rows.items()}
-    assert len(rows[COLORS[0]] & rows[COLORS[1]]) > 50
+    # both tokenizers' bars are drawn, in area and on many rows (bars of several heights)
+    drawn = browser.drawn(page, list(COLORS[:2]), tmp_path)
+    assert all(pixels > 500 and rows > 50 for pixels, rows in drawn.values()), drawn
 
 
 def test_a_comparison_needs_two_finished_outputs(tmp_path: Path, outputs: Path) -> None:

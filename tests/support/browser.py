@@ -71,3 +71,21 @@ def screenshot(page: Path, out: Path, size: tuple[int, int] = (1400, 1400)) -> P
     if not out.is_file():
         raise RuntimeError(f"Chromium drew nothing ({proc.returncode}):\n{proc.stderr[-2000:]}")
     return out
+
+
+def drawn(page: Path, colors: list[str], work: Path) -> dict[str, tuple[int, int]]:
+    """{color: (pixels of it, rows holding it)} in a screenshot of ``page`` (colors as
+    ``#rrggbb``): what the page drew in each series' color."""
+    from PIL import Image
+
+    pixels = Image.open(screenshot(page, work / "page.png")).convert("RGB")
+    width = pixels.size[0]
+    wanted = {tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)): c for c in colors}
+    counts = dict.fromkeys(colors, 0)
+    rows: dict[str, set[int]] = {c: set() for c in colors}
+    for i, rgb in enumerate(pixels.get_flattened_data()):
+        color = wanted.get(rgb)
+        if color is not None:
+            counts[color] += 1
+            rows[color].add(i // width)
+    return {c: (counts[c], len(rows[c])) for c in colors}

@@ -116,6 +116,8 @@ class WorkerContext:
     facts: TokenizerFacts | None = None
     lock: tuple[Any, str] | None = None  # the run lock's path and run id
     alive: Callable[[int], None] | None = field(default=None, repr=False, compare=False)
+    # the job's other tokenizers' contexts, by name (ShardTask.also)
+    companions: dict[str, WorkerContext] = field(default_factory=dict, repr=False)
 
     def hear(self, notify: Callable[[int], None] | None) -> None:
         """Have ``notify(text_bytes)`` called whenever a task moves on: before it encodes a
@@ -158,7 +160,7 @@ class WorkerContext:
 
     def portable(self) -> WorkerContext:
         """This context without what stays in this process (the tokenizer, the listener)."""
-        return replace(self, tokenizer=None, alive=None)
+        return replace(self, tokenizer=None, alive=None, companions={})
 
 
 def peak_rss_mb() -> float:
@@ -310,6 +312,9 @@ class ShardTask:
     compression: str | None = None  # of a JSON Lines input
     arrow: str = ""  # an Arrow input's IPC format (arrow_ipc.FILE or STREAM)
     batches: tuple[Batch, ...] = ()  # an Arrow input's record batches in this shard
+    # the same shard for other tokenizers of the job (tokenizer.paths), by name: each writes
+    # its own part from the batches read once (see WorkerContext.companions)
+    also: tuple[tuple[str, ShardTask], ...] = ()
 
     @property
     def label(self) -> str:
@@ -589,21 +594,24 @@ class ShardResult:
     tokens: TokenStats | None = None
 
 
-def encode_shard(task: ShardTask, report: Report, ctx: WorkerContext) -> ShardResult:
-    """Encode one shard and write it (atomically) to ``task.dest``; returns its counts."""
-    started = time.monotonic()
-    settings = ctx.settings
-    assert ctx.tokenizer is not None and ctx.facts is not None, "a context without a tokenizer"
-    encoder = Encoder(ctx.tokenizer, settings.add_special_tokens)
-    facts = ctx.facts
-    counter = SpecialCounter(facts.special_contents)
-    ids_counter = IdCounter(facts.unk_id, facts.byte_ids)
-    state = _ShardState(task, settings)
-    pending: list[pa.RecordBatch] = []
-    schema = task.output.schema  # (without the metadata)
-    # The input is checked unchanged before the output is published (inner block first).
-    with (
-        ctx.sink(
+class _Target:
+    """One tokenizer's writing of a shard: its task (where its part goes), its context (the
+    tokenizer, its facts and settings) and what it has encoded."""
+
+    def __init__(self, task: ShardTask, ctx: WorkerContext) -> None:
+        assert ctx.tokenizer is not None and ctx.facts is not None, "a context without a tokenizer"
+        self.task = task
+        self.ctx = ctx
+        self.encoder = Encoder(ctx.tokenizer, ctx.settings.add_special_tokens)
+        self.counter = SpecialCounter(ctx.facts.special_contents)
+        self.ids_counter = IdCounter(ctx.facts.unk_id, ctx.facts.byte_ids)
+        self.state = _ShardState(task, ctx.settings)
+        self.pending: list[pa.RecordBatch] = []
+        self.schema = task.output.schema  # (without the metadata)
+
+    def sink(self) -> AtomicParquet:
+        task, settings = self.task, self.ctx.settings
+        return self.ctx.sink(
             task.dest,
             task.tmp_dir,
             task.schema,
@@ -611,31 +619,51 @@ def encode_shard(task: ShardTask, report: Report, ctx: WorkerContext) -> ShardRe
             task.key,
             record_file=task.record_file,
             no_statistics=(settings.text_column, settings.pair_column),
-        ) as sink,
-        UnchangedInput(task.path, task.stat, settings.storage) as source,
-    ):
+        )
+
+
+def encode_shard(task: ShardTask, report: Report, ctx: WorkerContext) -> ShardResult:
+    """Encode one shard and write it (atomically) to ``task.dest``; returns its counts. The
+    shard's other tokenizers (``task.also``: several tokenizers in one pass) encode each batch
+    read into their own parts, so the input is read and decoded once for all."""
+    started = time.monotonic()
+    settings = ctx.settings
+    targets = [_Target(task, ctx)] + [_Target(t, ctx.companions[name]) for name, t in task.also]
+    main = targets[0]
+    state = main.state
+    # The input is checked unchanged before the outputs are published (entered last).
+    with contextlib.ExitStack() as stack:
+        sinks = [stack.enter_context(t.sink()) for t in targets]
+        source = stack.enter_context(UnchangedInput(task.path, task.stat, settings.storage))
         for row, piece, known_bad, ends_row_group in _pieces(task, settings, source):
-            ctx.beat(_text_bytes(piece, settings))  # read: what encoding it may take
-            mark = state.mark()
-            pending.append(
-                _encode_piece(
-                    piece,
-                    task.first_row + row,
-                    state,
-                    encoder,
-                    counter,
-                    ids_counter,
-                    schema,
-                    known_bad,
+            # read: what encoding it may take (by each tokenizer)
+            ctx.beat(_text_bytes(piece, settings) * len(targets))
+            for target in targets:
+                mark = target.state.mark()
+                target.pending.append(
+                    _encode_piece(
+                        piece,
+                        task.first_row + row,
+                        target.state,
+                        target.encoder,
+                        target.counter,
+                        target.ids_counter,
+                        target.schema,
+                        known_bad,
+                    )
                 )
-            )
-            report(state.since(mark))
+                if target is main:
+                    report(state.since(mark))
             if ends_row_group:
-                sink.write(pa.Table.from_batches(pending, schema=schema))
-                pending = []
-        state.tokens.special_in_text.update(state.stats.special_tokens)
-        sink.record = {"bad_rows": state.stats.bad_rows, "token_stats": state.tokens.to_json()}
-        row_groups_out = sink.row_groups
+                for target, sink in zip(targets, sinks):
+                    sink.write(pa.Table.from_batches(target.pending, schema=target.schema))
+                    target.pending = []
+        for target, sink in zip(targets, sinks):
+            found = target.state
+            found.tokens.special_in_text.update(found.stats.special_tokens)
+            sink.record = {"bad_rows": found.stats.bad_rows, "token_stats": found.tokens.to_json()}
+        row_groups_out = sinks[0].row_groups
+    sink = sinks[0]
     stats = state.stats
     if stats.bad_rows > BAD_ROWS_LOGGED:
         log.warning(

@@ -240,7 +240,9 @@ def _job(job_file: Path | None, resolved: dict[str, Any], sources: dict[str, str
     storage = StorageOptions(
         **{s.attribute: resolved[s.key] for s in SETTINGS if s.key.startswith("storage.")}
     )
-    locations = (*resolved["input.paths"], resolved["tokenizer.path"], resolved["output.dir"])
+    several = resolved["tokenizer.paths"]
+    tokenizer = resolved["tokenizer.path"] or next(iter(several.values()), "")
+    locations = (*resolved["input.paths"], tokenizer, *several.values(), resolved["output.dir"])
     if any(map(is_uri, locations)):  # what the keys leave empty, from the AWS environment
         # (reading a profile imports botocore: 0.15 s)
         storage = storage.with_environment({scheme_of(where) for where in locations})
@@ -249,20 +251,22 @@ def _job(job_file: Path | None, resolved: dict[str, Any], sources: dict[str, str
         name=resolved["name"] or (job_file.stem if job_file else "job"),
         pair_column=resolved["input.pair_column"] or None,
         # an object's path carries the options its requests go with
-        tokenizer_path=as_path(resolved["tokenizer.path"], storage),
+        tokenizer_path=as_path(tokenizer, storage),
         output_dir=as_path(resolved["output.dir"], storage),
     )
     return Job(file=job_file, storage=storage, sources=sources, **values)
 
 
 def _resolve_paths(value: Any, base: Path) -> Any:
+    if isinstance(value, dict):
+        return {k: _resolve_one(v, base) for k, v in value.items()}
     if isinstance(value, tuple):
         return tuple(_resolve_one(v, base) for v in value)
     return _resolve_one(value, base)
 
 
 def _resolve_one(value: str, base: Path) -> str:
-    if is_uri(value):  # object storage: never relative to the job file
+    if not value or is_uri(value):  # ("": none)  # object storage: never relative to the job file
         return value
     expanded = os.path.expanduser(value)
     return os.path.normpath(os.path.join(base, expanded))
@@ -311,6 +315,14 @@ def _cross_checks(resolved: dict[str, Any], sources: dict[str, str]) -> list[Pro
     def problem(key: str, message: str) -> None:
         problems.append(Problem(key, message, sources.get(key, "")))
 
+    several = resolved["tokenizer.paths"]
+    if not resolved["tokenizer.path"] and not several:
+        problem("tokenizer.path", "required key is missing (or tokenizer.paths, for several)")
+    elif resolved["tokenizer.path"] and several:
+        if sources.get("tokenizer.paths") == COMMAND_LINE != sources.get("tokenizer.path"):
+            resolved["tokenizer.path"] = ""  # the command line's several replace the file's one
+        else:
+            problem("tokenizer.paths", "names several tokenizers, and tokenizer.path one: set one")
     text, pair = resolved["input.text_column"], resolved["input.pair_column"]
     if pair == text:
         problem("input.pair_column", f'must differ from input.text_column (both are "{text}")')

@@ -165,6 +165,29 @@ def _optional_count(minimum: int) -> Callable[[Any], int | None]:
     return check
 
 
+def _path_or_none(value: Any) -> str:
+    return value if value == "" else _string(value)
+
+
+def _named_paths(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise InvalidValue(
+            f'expected a table of names and tokenizer files, e.g. {{gpt2 = "gpt2/tokenizer.json"}} '
+            f"(got {shown_value(value)})"
+        )
+    for name, path in value.items():
+        if not name or "/" in name or name.startswith((".", "_")):
+            raise InvalidValue(
+                f'the name {name!r} names a directory of output.dir: it must not hold "/" or '
+                'start with "." or "_"'
+            )
+        if not isinstance(path, str) or not path:
+            raise InvalidValue(
+                f"{name}: expected a tokenizer file's path (got {shown_value(path)})"
+            )
+    return dict(value)
+
+
 def _seed(value: Any) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
@@ -250,11 +273,22 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "tokenizer.path",
-        REQUIRED,
-        _string,
-        "A tokenizer.json file.",
+        "",
+        _path_or_none,
+        "A tokenizer.json file (required, unless tokenizer.paths names several).",
         path=True,
         field="tokenizer_path",
+    ),
+    Setting(
+        "tokenizer.paths",
+        {},
+        _named_paths,
+        'Several tokenizers in one pass, by name ([tokenizer.paths] llama3 = "..."): each '
+        "shard is read once and encoded by each; each tokenizer's outputs go to "
+        "output.dir/NAME, with their own cache, records and summary, and a comparison "
+        "report beside them.",
+        path=True,
+        field="tokenizers",
     ),
     Setting(
         "encode.add_special_tokens",

@@ -56,6 +56,7 @@ class Job:
     shuffle_seed: int | None = None
     shuffle_window: int | None = 1_000_000_000
     check_sample_mb: float = 2.0
+    tokenizers: Mapping[str, str] = field(default_factory=dict)  # tokenizer.paths
     check_seed: int = 0
     executor: str = "local"
     ray_address: str = ""
@@ -90,6 +91,21 @@ class Job:
     def packed_columns(self) -> tuple[str, ...]:
         """The columns packed Parquet rows carry besides the ids and the count."""
         return ("seq_lens", "position_ids") if self.position_ids else ("seq_lens",)
+
+    def for_tokenizer(self, name: str) -> Job:
+        """The job of one of ``tokenizer.paths``' tokenizers: its file, its outputs in
+        ``output.dir/NAME``."""
+        from dataclasses import replace
+
+        from ..io.stores import as_path
+
+        return replace(
+            self,
+            tokenizer_path=as_path(self.tokenizers[name], self.storage),
+            output_dir=self.output_dir / name,
+            tokenizers={},
+            sources={**self.sources, "tokenizer.path": self.sources.get("tokenizer.paths", "")},
+        )
 
     @property
     def derived_output(self) -> bool:

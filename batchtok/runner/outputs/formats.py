@@ -51,6 +51,11 @@ class OutputFormat:
         published last)."""
         raise NotImplementedError
 
+    def primary_of(self, path: str) -> str | None:
+        """The primary file of the output of this format that ``path`` names (any file of its
+        set, or its name: a Megatron prefix, an MDS directory); None if not one of its."""
+        raise NotImplementedError
+
     def files(self, primary: str | OutPath) -> list[str]:
         """Every file of the output whose primary file is ``primary``, the primary file last
         (a set whose files vary, MDS's shards, is listed as its sidecar names it, read where
@@ -141,6 +146,9 @@ class _Parquet(OutputFormat):
 
         return _without_parquet_suffix("", str(primary)) + SUFFIX
 
+    def primary_of(self, path: str) -> str | None:
+        return path if path.lower().endswith(".parquet") else None
+
     def provenance(self, primary: str | OutPath) -> tuple[dict[str, Any], dict[str, str]]:
         from .parquet import read_metadata
 
@@ -226,6 +234,12 @@ class _Megatron(_TokenFiles):
     def writer_name(self, primary: str) -> str:
         return primary.removesuffix(".idx")
 
+    def primary_of(self, path: str) -> str | None:
+        for suffix in (".idx", ".bin"):
+            if path.endswith(suffix):
+                return path.removesuffix(suffix) + ".idx"
+        return path + ".idx" if os.path.isfile(path + ".idx") else None
+
     def token_dtype(self, vocab_size: int) -> str:
         from batchtok.formats.megatron import megatron_dtype
 
@@ -269,6 +283,12 @@ class _Datatrove(_TokenFiles):
         from batchtok.formats.provenance import SUFFIX
 
         return str(primary).removesuffix(".ds") + SUFFIX
+
+    def primary_of(self, path: str) -> str | None:
+        for suffix in (".ds.index", ".ds.metadata", ".ds"):
+            if path.endswith(suffix):
+                return path.removesuffix(suffix) + ".ds"
+        return None
 
     def token_dtype(self, vocab_size: int) -> str:
         from batchtok.formats.datatrove import datatrove_dtype
@@ -328,6 +348,15 @@ class _Mds(_TokenFiles):
 
     def _directory(self, primary: str | OutPath) -> str:
         return str(primary).rpartition("/")[0]
+
+    def primary_of(self, path: str) -> str | None:
+        from batchtok.formats.mds import INDEX
+
+        if path.endswith("/" + INDEX):
+            return path
+        if path.endswith(".mds") or os.path.isfile(os.path.join(path, INDEX)):
+            return f"{path}/{INDEX}"
+        return None
 
     def files(self, primary: str | OutPath) -> list[str]:
         from batchtok.formats.mds import set_names

@@ -234,7 +234,8 @@ def resolve(
                 if remembered is not None:
                     state.bad_rows = remembered.bad_rows_of(state.reusable)
                     _load_token_stats(state, remembered.token_stats, state.reusable)
-    if not state.complete and (len(state.shards) > 1 or state.derived):
+    # (a file of one shard has a part when another tokenizer's run of the job wrote it)
+    if not state.complete:
         for i, key in enumerate(state.keys):
             if key in state.reusable:
                 continue

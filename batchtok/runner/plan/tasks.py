@@ -98,17 +98,24 @@ def file_output(prep: Prepared, st: FileState) -> FileOutput:
 
 
 def shard_tasks(
-    prep: Prepared, st: FileState, indices: Iterable[int], parts_dir: OutPath, tmp_dir: Path
+    prep: Prepared,
+    st: FileState,
+    indices: Iterable[int],
+    parts_dir: OutPath,
+    tmp_dir: Path,
+    parts: bool = False,
 ) -> list[ShardTask]:
     """The tasks that encode shards ``indices`` of one file (see :func:`shard_task`). What
     they have alike (the output's schema and metadata, the input's stat) is made once and
-    shared: the parent holds each once, and a task stays small to send."""
+    shared: the parent holds each once, and a task stays small to send. ``parts``: into parts
+    even for a file of one shard (another tokenizer's run writes them, its own joins them)."""
     job, f = prep.job, st.file
     output = file_output(prep, st)
     stat = f.stat_key()
     keep = () if job.derived_output else f.keep
     tmp = str(tmp_dir)
-    whole = len(st.shards) == 1 and not job.derived_output  # written straight to the output
+    # written straight to the output
+    whole = len(st.shards) == 1 and not job.derived_output and not parts
     tasks = []
     for i in indices:
         shard, key = st.shards[i], st.keys[i]

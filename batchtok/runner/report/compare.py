@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..outputs.formats import DEFAULT_FORMAT, FORMATS
 from ..plan.records import Records
 from .summary import SUMMARY_NAME
 from .token_stats import TokenStats
@@ -355,7 +356,8 @@ def _most_different(sides: list[Side]) -> tuple[list[dict[str, Any]], list[str]]
                 counts = {}
                 break
             output = doc.get("output") or {}
-            if output.get("format", "parquet") != "parquet" or output.get("pack_length"):
+            output_format = FORMATS.get(output.get("format", DEFAULT_FORMAT))
+            if output_format is None or output_format.token_file or output.get("pack_length"):
                 counts = {}
                 break
             column = output.get("count_column") or "num_tokens"

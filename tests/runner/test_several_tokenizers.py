@@ -1,0 +1,116 @@
+"""Several tokenizers in one pass (``tokenizer.paths``): the example job with GPT-2 and
+Gemma 3 writes each tokenizer's outputs equal to the oracle, reading each shard once; a
+tokenizer added to a finished job encodes alone, one dropped touches nothing; the comparison
+page is written beside the outputs and renders in Chromium with both tokenizers' bars."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from batchtok.formats import megatron
+from batchtok.runner.exec import worker
+from batchtok.runner.report.compare import COLORS
+from tests.support import browser
+from tests.support.fixtures import tokenizer_path
+from tests.support.runner import EXAMPLE_JOB, SAMPLE, invoke, oracle_ids, summary
+
+GPT2 = Path(__file__).resolve().parents[2] / "configs" / "tokenizers" / "gpt2" / "tokenizer.json"
+
+
+def _paths(**names: Path) -> list[str]:
+    table = ", ".join(f"{n} = {json.dumps(str(p))}" for n, p in names.items())
+    return ["--set", f"tokenizer.paths={{{table}}}"]
+
+
+def _count_reads(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
+    """Log every read of an input's rows by a worker (the encode's reads, one a shard)."""
+    original = worker.read_batches
+
+    def read_batches(*args, **kwargs):  # type: ignore[no-untyped-def]
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(f"{os.getpid()}\n")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(worker, "read_batches", read_batches)
+
+
+def _reads(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_two_tokenizers_in_one_read_each_equal_to_its_oracle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gemma3 = tokenizer_path("gemma3")
+    log = tmp_path / "reads"
+    _count_reads(monkeypatch, log)
+    out = tmp_path / "out"
+    shards = ["--set", "run.shard_mb=0.03"]
+    code, output = invoke("run", EXAMPLE_JOB, "-o", out, *_paths(gpt2=GPT2, gemma3=gemma3), *shards)
+    assert code == 0, output
+    texts = pq.read_table(SAMPLE)["text"].to_pylist()
+    for name, path in (("gpt2", GPT2), ("gemma3", gemma3)):
+        ids = pq.read_table(out / name / "sample.parquet")["input_ids"].to_pylist()
+        assert ids == oracle_ids(texts, path=path), name
+    shards_read = summary(out / "gpt2")["shards"]["done"]
+    assert shards_read == 3 and _reads(log) == 3  # each shard read once, for both
+    assert summary(out / "gemma3")["shards"]["done"] == 0  # joined from the parts written
+    # two separate runs read every shard twice
+    log.unlink()
+    for name, path in (("gpt2", GPT2), ("gemma3", gemma3)):
+        args = ("-o", tmp_path / "apart" / name, "--set", f"tokenizer.path={json.dumps(str(path))}")
+        assert invoke("run", EXAMPLE_JOB, *args, *shards)[0] == 0
+    assert _reads(log) == 6
+    report = json.loads((out / "_batchtok_compare.json").read_text())
+    assert sorted(report["overall"]) == ["gemma3", "gpt2"]
+    drawn = browser.drawn(out / "_batchtok_compare.html", list(COLORS[:2]), tmp_path)
+    assert all(pixels > 500 and rows > 50 for pixels, rows in drawn.values()), drawn
+    code, output = invoke(
+        "audit", EXAMPLE_JOB, "-o", out, *_paths(gpt2=GPT2, gemma3=gemma3), *shards
+    )
+    assert code == 0 and output.count("all equal") == 2, output
+
+
+def test_a_tokenizer_added_encodes_alone_and_one_dropped_touches_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gemma3, llama2 = tokenizer_path("gemma3"), tokenizer_path("llama2")
+    out = tmp_path / "out"
+    args = ("-o", out, "--set", "output.format=megatron")
+    assert invoke("run", EXAMPLE_JOB, *args, *_paths(gpt2=GPT2, gemma3=gemma3))[0] == 0
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*.bin")}
+    log = tmp_path / "reads"
+    _count_reads(monkeypatch, log)
+    code, output = invoke(
+        "run", EXAMPLE_JOB, *args, *_paths(gpt2=GPT2, gemma3=gemma3, llama2=llama2)
+    )
+    assert code == 0, output
+    assert summary(out / "gpt2")["shards"]["done"] == summary(out / "gemma3")["shards"]["done"] == 0
+    assert summary(out / "llama2")["shards"]["done"] == 1 and _reads(log) == 1
+    texts = pq.read_table(SAMPLE)["text"].to_pylist()
+    got = [d.tolist() for d in megatron.read_documents(str(out / "llama2" / "sample"))]
+    assert got == oracle_ids(texts, path=llama2)
+    code, output = invoke("run", EXAMPLE_JOB, *args, *_paths(gpt2=GPT2, llama2=llama2))
+    assert code == 0 and output.count("nothing to do") == 2, output
+    assert all(p.stat().st_mtime_ns == t for p, t in before.items())
+
+
+@pytest.mark.parametrize(
+    ("settings", "says"),
+    [
+        (['tokenizer.paths={"a/b" = "x.json"}'], 'must not hold "/"'),
+        (["tokenizer.paths=[1]"], "expected a table of names"),
+        (['tokenizer.path=""'], "required key is missing"),
+    ],
+)
+def test_a_bad_table_of_tokenizers_is_refused(
+    tmp_path: Path, settings: list[str], says: str
+) -> None:
+    args = [a for s in settings for a in ("--set", s)]
+    code, output = invoke("run", EXAMPLE_JOB, "-o", tmp_path / "out", *args)
+    assert code == 2 and says in output, output
