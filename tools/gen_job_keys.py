@@ -30,6 +30,7 @@ SECTIONS = {
     "output": "`[output]`: what to write",
     "storage": "`[storage]`: object storage",
     "run": "`[run]`: how to run",
+    "report": "`[report]`: what the statistics count",
     "check": "`[check]`: what `batchtok check` samples",
 }
 

@@ -139,7 +139,7 @@ def _run_several(
 ) -> RunResult:
     """A job of several tokenizers (``tokenizer.paths``): one run per tokenizer, in order,
     each into ``output.dir/NAME``, each shard read once by the first that needs it (see
-    :mod:`.plan.companions`; on Ray each run reads its own: an actor loads one tokenizer);
+    :mod:`.plan.companions`);
     then the comparison report, ``output.dir/_batchtok_compare.html`` and ``.json``."""
     names = list(job.tokenizers)
     jobs = [(name, job.for_tokenizer(name)) for name in names]
@@ -154,8 +154,7 @@ def _run_several(
             sub.output_dir,
             extra={"event": "tokenizer", "tokenizer": name},
         )
-        later = jobs[i + 1 :] if job.executor == "local" else []
-        results[name] = _Run(sub, verify, session, mode, interval, later).execute()
+        results[name] = _Run(sub, verify, session, mode, interval, jobs[i + 1 :]).execute()
     codes = {r.exit_code for r in results.values()}
     code = next(
         (c for c in (EXIT_FAILURE, EXIT_LOCKED, EXIT_OK_WITH_BAD_ROWS) if c in codes), EXIT_OK
@@ -450,7 +449,7 @@ class _Run:
         self.context = WorkerContext(
             encode_settings(job, prep.facts), tok, prep.facts, self.dispatch.lock_state()
         )
-        if self.companions and job.executor == "local":
+        if self.companions:
             self.context.companions = companion_contexts(
                 self.companions, self.dispatch.lock_state()
             )
@@ -470,6 +469,7 @@ class _Run:
                 job=self.job,
                 context=self.context,
                 tokenizer_bytes=self.prep.tokenizer_bytes,
+                companions=[(c.name, c.job, c.prep.tokenizer_bytes) for c in self.companions],
             )
         return LocalExecutor(
             self.workers,

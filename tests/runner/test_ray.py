@@ -248,3 +248,28 @@ def test_a_shuffled_stream_on_ray_is_the_local_runs_byte_for_byte(
     assert [n for n in visible_files(tmp_path / "ray") if not n.endswith(".batchtok.json")] == names
     for name in names:
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
+
+
+def test_several_tokenizers_on_ray_read_each_shard_once_with_the_local_bytes(
+    ray_env, inputs, tmp_path
+) -> None:
+    """Two tokenizers in one pass on Ray: the actors load both; the first run encodes every
+    shard for both, the second only joins; the outputs are a local run's, byte for byte."""
+    from tests.support.fixtures import tokenizer_path
+
+    paths = {"gpt2": str(GPT2), "gemma3": str(tokenizer_path("gemma3"))}
+    table = ", ".join(f"{n} = {json.dumps(p)}" for n, p in paths.items())
+    several = ["--set", f"tokenizer.paths={{{table}}}"]
+    local = ray_job(tmp_path, inputs, "local")
+    code, output = invoke("run", local, *several)
+    assert code == 0, output
+    remote = ray_job(tmp_path, inputs, "ray")
+    code, stderr = finish(ray_run(ray_env, remote, *several, stderr=subprocess.PIPE))
+    assert code == 0, stderr
+    assert summary(tmp_path / "ray" / "gemma3")["shards"]["done"] == 0  # read by gpt2's run
+    assert summary(tmp_path / "ray" / "gpt2")["shards"]["done"] > 0
+    for name in paths:
+        for f in visible_files(tmp_path / "local" / name):
+            assert (tmp_path / "ray" / name / f).read_bytes() == (
+                tmp_path / "local" / name / f
+            ).read_bytes(), (name, f)

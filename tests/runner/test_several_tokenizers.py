@@ -114,3 +114,33 @@ def test_a_bad_table_of_tokenizers_is_refused(
     args = [a for s in settings for a in ("--set", s)]
     code, output = invoke("run", EXAMPLE_JOB, "-o", tmp_path / "out", *args)
     assert code == 2 and says in output, output
+
+
+def test_the_statistics_by_group_and_the_largest_id_are_the_oracles(tmp_path: Path) -> None:
+    """report.group_column: each tokenizer's tokens and documents per value of the column
+    (and its largest id written) equal the oracle's, in the summaries and the comparison."""
+    import pyarrow as pa
+
+    from tests.support.runner import texts as sample_texts
+
+    rows = sample_texts(120, seed=9)
+    rows[4] = None  # a bad row: no document of any group
+    langs = ["en" if i % 3 else "xx" for i in range(120)]
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table({"text": rows, "lang": langs}), tmp_path / "in" / "a.parquet")
+    gemma3 = tokenizer_path("gemma3")
+    out = tmp_path / "out"
+    args = ("-i", tmp_path / "in", "-o", out, "--set", "report.group_column=lang")
+    code, output = invoke("run", EXAMPLE_JOB, *args, *_paths(gpt2=GPT2, gemma3=gemma3))
+    assert code == 3, output  # (the bad row)
+    report = json.loads((out / "_batchtok_compare.json").read_text())
+    for name, path in (("gpt2", GPT2), ("gemma3", gemma3)):
+        ids = oracle_ids([t or "" for t in rows], path=path)
+        stats = summary(out / name)["token_stats"]
+        for lang in ("en", "xx"):
+            mine = [i for i, lg in enumerate(langs) if lg == lang and rows[i] is not None]
+            want = {"documents": len(mine), "tokens": sum(len(ids[i]) for i in mine)}
+            got = stats["groups"][lang]
+            assert {k: got[k] for k in want} == want, (name, lang)
+            assert report["groups"][lang][name]["tokens"] == want["tokens"]
+        assert stats["largest_id"] == max(i for j, doc in enumerate(ids) if rows[j] for i in doc)

@@ -35,6 +35,7 @@ def test_an_output_is_accepted_with_its_tokenizer_and_refused_with_another(
     doc = batchtok.verify(target, GPT2)
     assert doc["tokenizer"]["vocab_size"] == 50257
     assert doc["ids"]["append_eos_id"] == 50256
+    assert doc["ids"]["special_ids"] == []  # GPT-2's post-processor adds none
     assert doc["ids"]["dtype"] == ("int32" if format in ("parquet", "mds") else "uint16")
     assert batchtok.verify(target, GPT2.read_bytes(), append_eos=True, add_special_tokens=True)
     other = tmp_path / "tokenizer.json"

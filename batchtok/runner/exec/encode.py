@@ -72,6 +72,9 @@ class TokenizerFacts:
     unk_id: int | None  # the model's unknown token, for the token statistics
     byte_ids: tuple[int, ...]  # a byte-fallback model's <0x00>..<0xFF> tokens
     eos_ids: dict[str, int]  # tokens output.append_eos may name: added ones, known EOS names
+    # the ids the post-processor puts around an empty text (BOS, EOS...): None when learned
+    # before batchtok kept them (the facts remembered by an earlier version)
+    special_ids: tuple[int, ...] | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -93,6 +96,9 @@ class TokenizerFacts:
             unk_id=None if data["unk_id"] is None else int(data["unk_id"]),
             byte_ids=tuple(int(i) for i in data["byte_ids"]),
             eos_ids={str(k): int(v) for k, v in data["eos_ids"].items()},
+            special_ids=None
+            if data.get("special_ids") is None
+            else tuple(int(i) for i in data["special_ids"]),
         )
 
 
@@ -210,6 +216,7 @@ def facts_of(tok: Tokenizer, xxh3: str, sha256: str) -> TokenizerFacts:
     ids = [tok.model.max_id()]
     ids += tok.added_vocabulary.content_to_id.values()
     pair_errors = []
+    single: list[list[int]] = []
     for add in (False, True):
         try:
             ids += tok.encode_batch_ids(["a"], add, pairs=["b"])[0]
@@ -217,10 +224,12 @@ def facts_of(tok: Tokenizer, xxh3: str, sha256: str) -> TokenizerFacts:
         except EncodeError as exc:
             pair_errors.append(str(exc) or type(exc).__name__)
         try:
-            ids += tok.encode_batch_ids(["a"], add)[0]
+            single.append(tok.encode_batch_ids(["a"], add)[0])
+            ids += single[-1]
         except EncodeError:
             pass  # every row would fail the same way, and say so
     processor = tok.post_processor
+    special_ids = _added_around(*single) if len(single) == 2 else ()
     unk_id, byte_ids = _unknown_and_byte_ids(tok)
     return TokenizerFacts(
         xxh3=xxh3,
@@ -237,7 +246,18 @@ def facts_of(tok: Tokenizer, xxh3: str, sha256: str) -> TokenizerFacts:
         unk_id=unk_id,
         byte_ids=byte_ids,
         eos_ids=_eos_ids(tok),
+        special_ids=special_ids,
     )
+
+
+def _added_around(plain: list[int], special: list[int]) -> tuple[int, ...]:
+    """The ids the post-processor put around a text's: ``special`` (the text encoded with
+    them) less ``plain`` (without), where ``plain`` stands in it whole."""
+    n = len(plain)
+    for i in range(len(special) - n + 1):
+        if special[i : i + n] == plain:
+            return tuple(special[:i] + special[i + n :])
+    return tuple(special)
 
 
 def remembered_facts(state_dir: OutPath, xxh3: str) -> TokenizerFacts | None:
@@ -245,6 +265,8 @@ def remembered_facts(state_dir: OutPath, xxh3: str) -> TokenizerFacts | None:
         text = (state_dir / "tokenizers" / f"{xxh3}.json").read_text(encoding="utf-8")
         facts = TokenizerFacts.from_json(json.loads(text))
     except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if facts.special_ids is None:  # remembered before batchtok kept them: learned again
         return None
     return facts if facts.engine_version == __version__ and facts.xxh3 == xxh3 else None
 

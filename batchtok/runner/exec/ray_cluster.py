@@ -124,7 +124,7 @@ class _TaskActor:
             return
         import ray
 
-        job, tokenizer_bytes, context, log_level = ray.get(ref)
+        job, tokenizer_bytes, context, log_level, companions = ray.get(ref)
         logging.getLogger("batchtok").setLevel(log_level)
         tok = None
         if tokenizer_bytes:
@@ -132,6 +132,14 @@ class _TaskActor:
             tok = load_tokenizer(job, facts.xxh3, tokenizer_bytes, facts.sha256)
             configure_tokenizer(tok, job, facts)
         self._context = WorkerContext(context.settings, tok, context.facts, context.lock)
+        # the job's later tokenizers (several in one pass), each loaded once here too
+        for name, other_job, data, other in companions:
+            found = other.facts
+            other_tok = load_tokenizer(other_job, found.xxh3, data, found.sha256)
+            configure_tokenizer(other_tok, other_job, found)
+            self._context.companions[name] = WorkerContext(
+                other.settings, other_tok, found, context.lock
+            )
         self._context.hear(self._alive)
         self._setup = ref.hex()
 
@@ -192,6 +200,8 @@ class RayExecutor(TaskQueue):
     job: Job | None = None
     context: WorkerContext | None = None  # what the actors' tasks read, the tokenizer aside
     tokenizer_bytes: bytes = b""
+    # the job's later tokenizers (several in one pass): (name, their job, their file's bytes)
+    companions: list[tuple[str, Job, bytes]] = field(default_factory=list)
     _ray: Any = None
     _actor_class: Any = None
     _setup: list[Any] = field(default_factory=list)  # [reference to the state's parts]
@@ -226,8 +236,13 @@ class RayExecutor(TaskQueue):
         data = self.tokenizer_bytes if self.context.tokenizer is not None else b""
         state = self.context.portable()
         level = logging.getLogger("batchtok").getEffectiveLevel()
+        others = [
+            (name, job, data_c, self.context.companions[name].portable())
+            for name, job, data_c in self.companions
+            if name in self.context.companions and data
+        ]
         # put once: every actor gets the same object, not a copy per call
-        self._setup = [ray.put((self.job, data, state, level))]
+        self._setup = [ray.put((self.job, data, state, level, others))]
         # two threads: the task, and the answers to the stall watch's probes
         self._actor_class = ray.remote(
             num_cpus=1, max_restarts=0, max_task_retries=0, max_concurrency=2

@@ -82,6 +82,7 @@ class EncodeSettings:
     # parts carry each row's row (and line) in the input, and its id column (output.provenance)
     provenance: bool = False
     id_column: str = ""
+    group_column: str = ""  # the token statistics are counted by its values too
 
 
 def encode_settings(job: Job, facts: TokenizerFacts | None = None) -> EncodeSettings:
@@ -98,6 +99,7 @@ def encode_settings(job: Job, facts: TokenizerFacts | None = None) -> EncodeSett
         storage=job.storage,
         provenance=job.provenance,
         id_column=job.id_column,
+        group_column=job.group_column,
     )
 
 
@@ -409,6 +411,18 @@ def texts_and_bad_rows(
     return texts, pairs, bad
 
 
+def _row_bytes(piece: pa.RecordBatch, settings: EncodeSettings) -> list[int]:
+    """Each row's text (and pair) bytes."""
+    import pyarrow.compute as pc
+
+    total = None
+    for name in (settings.text_column, settings.pair_column):
+        if name is not None:
+            size = pc.fill_null(pc.binary_length(text_arrays.plain_text(piece.column(name))), 0)
+            total = size if total is None else pc.add(total, size)
+    return total.to_pylist() if total is not None else [0] * piece.num_rows
+
+
 def _text_bytes(piece: pa.RecordBatch, settings: EncodeSettings) -> int:
     total = 0
     for name in (settings.text_column, settings.pair_column):
@@ -456,6 +470,10 @@ def _encode_piece(
         state.bad_row(first_row + i, bad[i])
     text_bytes = _text_bytes(piece, settings)
     state.tokens.add_documents(lengths, text_bytes, state.task.rel, first_row)
+    if settings.group_column:
+        state.tokens.add_groups(
+            piece.column(settings.group_column).to_pylist(), lengths, _row_bytes(piece, settings)
+        )
     if bad and settings.bad_rows == "empty_ids":
         for i in bad:
             lengths[i] = 0
@@ -528,6 +546,8 @@ def read_batches(
     the text (and pair) column and the ``keep`` columns; each batch with {row in the batch:
     why it is bad} for rows the reading already found bad (a broken JSON line)."""
     extra = [settings.id_column] if settings.provenance and settings.id_column else []
+    if settings.group_column:
+        extra.append(settings.group_column)
     if blocks:
         texts = [settings.text_column] + ([settings.pair_column] if settings.pair_column else [])
         fields = tuple(dict.fromkeys(texts + list(keep) + extra))

@@ -194,6 +194,11 @@ def _kept_columns(job: Job, path: str, names: list[str]) -> tuple[tuple[str, ...
             )
         wanted = set(job.keep_columns)
         keep = tuple(n for n in names if n in wanted)
+    if job.group_column and job.group_column not in names:
+        return (), job.problem(
+            "report.group_column",
+            f'column "{job.group_column}" is missing from {path} (columns: {", ".join(names)})',
+        )
     if job.id_column:  # read (and hashed) with the text, for the provenance file
         if job.id_column not in names:
             return (), job.problem(
@@ -333,7 +338,8 @@ def read_input(
 def jsonl_fields(job: Job) -> tuple[str, ...]:
     """The fields read from a JSON Lines input, text (and pair) first, then those kept."""
     fields = [job.text_column] + ([job.pair_column] if job.pair_column else [])
-    for name in (*(job.keep_columns or ()), *([job.id_column] if job.id_column else [])):
+    more = [c for c in (job.id_column, job.group_column) if c]
+    for name in (*(job.keep_columns or ()), *more):
         if name not in fields:
             fields.append(name)
     return tuple(fields)
@@ -390,7 +396,13 @@ def read_jsonl_input(
         problems.append(job.problem("input.paths", f"cannot read {path}: {reason(exc)}"))
         return None
     fields = jsonl_fields(job)
-    keep = fields if job.keep_columns is None else tuple(dict.fromkeys(job.keep_columns))
+    # (the group column is read for the statistics, not kept unless listed)
+    read_only = {job.group_column} - {job.text_column, job.pair_column, job.id_column}
+    keep = (
+        tuple(f for f in fields if f not in read_only)
+        if job.keep_columns is None
+        else tuple(dict.fromkeys(job.keep_columns))
+    )
     if job.id_column and job.id_column not in keep:
         keep += (job.id_column,)
     clash = _output_column_clash(job, keep, path)

@@ -524,6 +524,16 @@ SETTINGS: tuple[Setting, ...] = (
         "than run.batch_mb of text (one long row) is allowed this much per run.batch_mb.",
     ),
     Setting(
+        "report.group_column",
+        "",
+        _optional_column,
+        "An input column (a language, a source) whose values the token statistics are also "
+        "counted by: documents, tokens and bytes a token per value, in the summary and the "
+        'comparison of several tokenizers; "": none. Setting it encodes once more (the '
+        "statistics are cached with the shards).",
+        key_when_set=True,
+    ),
+    Setting(
         "check.sample_mb",
         2.0,
         _positive_number,

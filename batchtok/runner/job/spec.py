@@ -56,6 +56,7 @@ class Job:
     shuffle_seed: int | None = None
     shuffle_window: int | None = 1_000_000_000
     check_sample_mb: float = 2.0
+    group_column: str = ""
     tokenizers: Mapping[str, str] = field(default_factory=dict)  # tokenizer.paths
     check_seed: int = 0
     executor: str = "local"

@@ -107,6 +107,13 @@ class Prepared:
                 or job.dtype,
                 "append_eos_id": _eos_or_none(job, facts),
                 "special_tokens_added": facts.added_single if job.add_special_tokens else 0,
+                # what the post-processor puts around a text (around an empty one: its BOS,
+                # EOS...), as applied: none without encode.add_special_tokens
+                "special_ids": (
+                    (None if facts.special_ids is None else list(facts.special_ids))
+                    if job.add_special_tokens
+                    else []
+                ),
             },
         }
 

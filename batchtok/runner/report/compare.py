@@ -147,6 +147,13 @@ class Comparison:
                 }
         return out
 
+    def groups(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """{value of report.group_column: {tokenizer: documents, tokens, bytes a token}} for
+        the values every side counted (none without the key)."""
+        found = [s.stats.get("groups") or {} for s in self.sides]
+        common = [v for v in found[0] if all(v in f for f in found[1:])] if found else []
+        return {v: {s.name: f[v] for s, f in zip(self.sides, found)} for v in common}
+
     def histograms(self) -> tuple[list[str], dict[str, list[int]]]:
         """(the length buckets, in order; each side's documents in them)."""
         buckets: list[str] = []
@@ -168,6 +175,7 @@ class Comparison:
             },  # fmt: skip
             "overall": self.overall(),
             "files": self.files(),
+            "groups": self.groups(),
             "length_histogram": {"buckets": buckets, "documents": counts},
             "most_different": self.different,
             "notes": self.notes,
@@ -195,6 +203,15 @@ class Comparison:
             out.append("bytes a token, per input:")
             for rel, by in files.items():
                 shown = rel if len(rel) <= 22 else "..." + rel[-19:]
+                out.append(
+                    f"  {shown:22}"
+                    + "".join(f"{_shown(by[n]['bytes_per_token']):>{width}}" for n in names)
+                )
+        groups = self.groups()
+        if groups:
+            out.append("bytes a token, per group (report.group_column):")
+            for value, by in groups.items():
+                shown = value if len(value) <= 22 else value[:19] + "..."
                 out.append(
                     f"  {shown:22}"
                     + "".join(f"{_shown(by[n]['bytes_per_token']):>{width}}" for n in names)
@@ -243,6 +260,14 @@ class Comparison:
             color,
             "bytes-per-token",
         ) if files else ""  # fmt: skip
+        groups = self.groups()
+        group_chart = _grouped_bars(
+            "Bytes of text a token, per group",
+            list(groups),
+            {n: [groups[g][n]["bytes_per_token"] or 0 for g in groups] for n in names},
+            color,
+            "bytes-per-token-by-group",
+        ) if groups else ""  # fmt: skip
         different = "".join(
             f"<tr><td>{html.escape(d['file'])}</td><td>{d['row']}</td>"
             + "".join(f"<td>{d['tokens'][n]}</td>" for n in names)
@@ -266,6 +291,7 @@ svg {{ display: block; margin: 8px 0 24px; }}
 <table id="overall"><tr><th></th>{head}</tr>{rows}</table>
 {_grouped_bars("Documents by length in tokens", buckets, counts, color, "length-histogram")}
 {file_chart}
+{group_chart}
 <h2>Documents whose lengths differ most</h2>
 <table id="different"><tr><th>input</th><th>row</th>{named}<th>ratio</th></tr>{different}</table>
 <ul>{notes}</ul>

@@ -25,6 +25,8 @@ except ImportError:  # a declared dependency, but a Parquet run works without it
     np = None
 
 LONGEST = 10  # documents listed by length
+MAX_GROUPS = 1000  # report.group_column's values counted apart; the rest together
+OTHER_GROUPS = "(others)"
 VECTOR_ROWS = 64  # rows from which add_documents counts with numpy
 CHART_NAME = "_batchtok_token_stats.svg"
 # The name the chart had when batchtok drew it with matplotlib: a re-run removes such a chart,
@@ -54,6 +56,9 @@ class TokenStats:
     special_in_text: Counter[str] = field(default_factory=Counter)
     lengths: Counter[int] = field(default_factory=Counter)  # bit length of a length -> docs
     longest: list[tuple[int, str, int]] = field(default_factory=list)  # (tokens, file, row)
+    largest_id: int = -1  # the largest id written (-1: none, or counted before it was kept)
+    # report.group_column's value -> [documents, tokens, text bytes] (at most MAX_GROUPS)
+    groups: dict[str, list[int]] = field(default_factory=dict)
 
     def merge(self, other: TokenStats) -> TokenStats:
         self.documents += other.documents
@@ -64,7 +69,26 @@ class TokenStats:
         self.special_in_text.update(other.special_in_text)
         self.lengths.update(other.lengths)
         self.longest = _top(self.longest + other.longest)
+        self.largest_id = max(self.largest_id, other.largest_id)
+        for value, counts in other.groups.items():
+            self._group(value, *counts)
         return self
+
+    def _group(self, value: str, documents: int, tokens: int, text_bytes: int) -> None:
+        if value not in self.groups and len(self.groups) >= MAX_GROUPS:
+            value = OTHER_GROUPS
+        found = self.groups.setdefault(value, [0, 0, 0])
+        found[0] += documents
+        found[1] += tokens
+        found[2] += text_bytes
+
+    def add_groups(
+        self, values: Sequence[Any], lengths: Sequence[int | None], row_bytes: Sequence[int]
+    ) -> None:
+        """Count each document (a row with ids) under its group's value (None: "(null)")."""
+        for value, n, size in zip(values, lengths, row_bytes):
+            if n is not None:
+                self._group("(null)" if value is None else str(value), 1, n, size or 0)
 
     def add_documents(
         self, lengths: Sequence[int | None], text_bytes: int, file: str, first_row: int
@@ -108,6 +132,8 @@ class TokenStats:
             "special_in_text": dict(self.special_in_text),
             "lengths": {str(k): v for k, v in self.lengths.items()},
             "longest": [list(x) for x in self.longest],
+            "largest_id": self.largest_id,
+            "groups": {k: list(v) for k, v in self.groups.items()},
         }
 
     @classmethod
@@ -125,6 +151,9 @@ class TokenStats:
                 ),
                 lengths=Counter({int(k): int(v) for k, v in data["lengths"].items()}),
                 longest=[(int(n), str(f), int(r)) for n, f, r in data["longest"]],
+                # (kept since: absent from the statistics of shards written before)
+                largest_id=int(data.get("largest_id", -1)),
+                groups={str(k): [int(x) for x in v] for k, v in (data.get("groups") or {}).items()},
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
@@ -144,6 +173,15 @@ class TokenStats:
             "byte_fallback_rate": round(self.byte_fallback / tokens, 6) if tokens else None,
             "special_tokens_in_text": dict(sorted(self.special_in_text.items())),
             "longest_documents": [{"tokens": n, "file": f, "row": r} for n, f, r in self.longest],
+            "largest_id": self.largest_id if self.largest_id >= 0 else None,
+            "groups": {
+                value: {
+                    "documents": d,
+                    "tokens": t,
+                    "bytes_per_token": round(b / t, 3) if t else None,
+                }
+                for value, (d, t, b) in sorted(self.groups.items(), key=lambda x: -x[1][1])
+            },
             "length_histogram": {
                 bucket_label(bits): self.lengths[bits] for bits in sorted(self.lengths)
             },
@@ -195,7 +233,13 @@ class IdCounter:
         self.byte_ids = sorted(byte_ids) if byte_ids else None
 
     def count(self, ids: array, into: TokenStats) -> None:
-        if not len(ids) or (self.unk_id is None and self.byte_ids is None):
+        if not len(ids):
+            return
+        if np is None:
+            into.largest_id = max(into.largest_id, max(ids))
+        else:
+            into.largest_id = max(into.largest_id, int(np.frombuffer(ids, ids.typecode).max()))
+        if self.unk_id is None and self.byte_ids is None:
             return
         if np is None:
             if self.unk_id is not None:
