@@ -104,24 +104,39 @@ def _job_options(command):
     def wrapper(job_file, inputs, output, workers, executor, sets, **kwargs):
         job = _load_job_or_exit(job_file, inputs, output, workers, executor, sets)
         if job.tokenizers and command.__name__ != "run":
-            _for_each_tokenizer(job, lambda sub: command(job=sub, **kwargs))
+            as_json = bool(kwargs.get("as_json"))
+            _for_each_tokenizer(job, lambda sub: command(job=sub, **kwargs), as_json)
         return command(job=job, **kwargs)
 
     return wrapper
 
 
-def _for_each_tokenizer(job: Job, command: Any) -> None:
+def _for_each_tokenizer(job: Job, command: Any, as_json: bool = False) -> None:
     """Run ``command(sub_job)`` for each tokenizer of a job of several (``tokenizer.paths``),
-    each introduced on stderr; exit with the highest exit code."""
+    each introduced on stderr; exit with the highest exit code. ``as_json``: each one's JSON
+    gathered into one document, ``{"tokenizers": {name: its document}}``."""
+    import contextlib
+    import io
+
     codes = []
+    documents: dict[str, Any] = {}
     for name in job.tokenizers:
         sub = job.for_tokenizer(name)
         click.echo(f"tokenizer {name} ({sub.output_dir}):", err=True)
+        printed = io.StringIO()
         try:
-            command(sub)
+            with contextlib.redirect_stdout(printed) if as_json else contextlib.nullcontext():
+                command(sub)
             codes.append(0)
         except SystemExit as exc:
             codes.append(exc.code if isinstance(exc.code, int) else 1)
+        if as_json:
+            try:
+                documents[name] = json.loads(printed.getvalue())
+            except ValueError:
+                documents[name] = {"output": printed.getvalue()}
+    if as_json:
+        click.echo(json.dumps({"tokenizers": documents}, indent=2))
     sys.exit(max(codes))
 
 
@@ -606,7 +621,7 @@ def audit(
             job = _load_job_or_exit(paths[0], inputs, output, workers, executor, sets)
             if job.tokenizers:
                 _for_each_tokenizer(
-                    job, lambda sub: _print_report(audit_job(sub, sample, seed), as_json)
+                    job, lambda sub: _print_report(audit_job(sub, sample, seed), as_json), as_json
                 )
             report = audit_job(job, sample, seed)
     except JobError as exc:

@@ -144,3 +144,15 @@ def test_the_statistics_by_group_and_the_largest_id_are_the_oracles(tmp_path: Pa
             assert {k: got[k] for k in want} == want, (name, lang)
             assert report["groups"][lang][name]["tokens"] == want["tokens"]
         assert stats["largest_id"] == max(i for j, doc in enumerate(ids) if rows[j] for i in doc)
+
+
+def test_plan_and_audit_of_several_tokenizers_give_one_json_document(tmp_path: Path) -> None:
+    gemma3 = tokenizer_path("gemma3")
+    args = ("-o", tmp_path / "out", *_paths(gpt2=GPT2, gemma3=gemma3))
+    assert invoke("run", EXAMPLE_JOB, *args)[0] == 0
+    for command in ("plan", "audit"):
+        code, output = invoke(command, EXAMPLE_JOB, *args, "--json")
+        assert code == 0, output
+        doc = json.loads(output[output.index("{") :])
+        assert sorted(doc["tokenizers"]) == ["gemma3", "gpt2"], command
+    assert doc["tokenizers"]["gemma3"]["ok"] is True
