@@ -1226,6 +1226,8 @@ def audit_job(job: Job, sample: int = AUDIT_SAMPLE, seed: int = AUDIT_SEED) -> A
     # whose stat changed are not hashed again: their outputs cannot be vouched for).
     planned = plan_job(job, hash_inputs=False, prep=prep)
     for planned_file in planned["files"]:
+        if planned_file["output"] is None:  # an input of a stream: see JobAudit.run_units
+            continue
         output_path = stores.as_path(planned_file["output"], job.storage)
         if planned_file["complete"] or not output_path.exists():
             continue

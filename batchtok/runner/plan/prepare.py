@@ -325,7 +325,8 @@ def _planned_file(st: FileState) -> dict[str, Any]:
     ]
     return {
         "file": f.path,
-        "output": str(st.output),
+        # (an input of a stream cut into files has none of its own: see .units)
+        "output": None if st.unit else str(st.output),
         "rows": f.rows,
         "row_groups": len(f.row_groups),
         "shards": shards,
