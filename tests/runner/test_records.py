@@ -79,3 +79,18 @@ def test_remembered_hashes_hold_only_under_the_same_stat_and_spec():
     assert memo.hashes({**stat, "size": 11}, spec) is None
     assert memo.hashes(stat, {"columns": ["other"]}) is None
     assert InputMemo("p", stat, spec, [["too", "short"]]).hashes(stat, spec) is None
+
+
+def test_the_units_record_round_trips_and_refuses_another_version() -> None:
+    from batchtok.runner.plan.records import UNITS_FORMAT, UnitFileRecord, UnitsRecord
+
+    record = UnitsRecord(["job-00001.bin", "job-00000.bin"], {
+        "job-00000.idx": UnitFileRecord("k" * 32, {"job-00000.idx": {"size": 3}}, {"a": "b"}),
+    })  # fmt: skip
+    doc = record.to_json()
+    assert doc["format"] == UNITS_FORMAT and doc["owned"] == ["job-00000.bin", "job-00001.bin"]
+    back = UnitsRecord.from_json(doc)
+    assert back.to_json() == doc
+    assert UnitsRecord.from_json({**doc, "format": UNITS_FORMAT + 1}) == UnitsRecord()
+    broken = {**doc, "files": {"x": {"key": 3}, "y": "no"}, "owned": ["a", 4]}
+    assert UnitsRecord.from_json(broken) == UnitsRecord(["a"], {})

@@ -135,6 +135,64 @@ class OutputRecord:
         return {k: self.bad_rows.get(k, 0) for k in keys}
 
 
+UNITS_FORMAT = 1  # the version of the units' record below
+
+
+@dataclass
+class UnitFileRecord:
+    """What the units' record remembers of one file cut from a stream, as it was written."""
+
+    key: str  # what it holds (see batchtok.runner.plan.units)
+    stats: dict[str, Any]  # every file of its set -> its stat
+    xxh3_128: dict[str, str] = field(default_factory=dict)  # file name -> content hash
+
+    @classmethod
+    def from_json(cls, data: Any) -> UnitFileRecord | None:
+        if not isinstance(data, dict) or not isinstance(data.get("key"), str):
+            return None
+        stats = data.get("stats")
+        return cls(
+            data["key"],
+            stats if isinstance(stats, dict) else {},
+            recorded_hashes(data.get("xxh3_128")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "stats": self.stats, "xxh3_128": self.xxh3_128}
+
+
+@dataclass
+class UnitsRecord:
+    """``OUT/.batchtok/units.json``: the files cut from streams that this job wrote or began
+    to write (``owned``, names in the output directory: listed before any is written), and
+    what each finished one holds. Read whole or not at all: a record of another version, or
+    unreadable, is an empty one (the files are then checked by their own provenance)."""
+
+    owned: list[str] = field(default_factory=list)
+    files: dict[str, UnitFileRecord] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> UnitsRecord:
+        if not isinstance(data, dict) or data.get("format") != UNITS_FORMAT:
+            return cls()
+        owned = data.get("owned")
+        files = data.get("files")
+        found = {
+            str(name): record
+            for name, value in (files.items() if isinstance(files, dict) else ())
+            if (record := UnitFileRecord.from_json(value)) is not None
+        }
+        names = [n for n in owned if isinstance(n, str)] if isinstance(owned, list) else []
+        return cls(names, found)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": UNITS_FORMAT,
+            "owned": sorted(self.owned),
+            "files": {name: f.to_json() for name, f in sorted(self.files.items())},
+        }
+
+
 @dataclass
 class FileRecord:
     """One input's record (see the module docstring); empty when there is none."""

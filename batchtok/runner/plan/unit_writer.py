@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 
@@ -24,6 +23,7 @@ from ..job import Job
 from ..outputs.formats import FORMATS, NotBatchtoks
 from ..outputs.parquet import METADATA_KEY, metadata_bytes, output_schema
 from .prepare import Prepared
+from .records import UnitFileRecord, UnitsRecord
 from .states import PART_RECORD, FileState, derived_change, output_set, part_name
 from .units import (
     PartDocuments,
@@ -55,7 +55,7 @@ class UnitWriter:
         self.tmp_dir = tmp_dir
         self.verify = verify
         self.prep: Prepared | None = None
-        self.record: dict[str, Any] = {}
+        self.record = UnitsRecord()
         self.plans: list[tuple[Unit, list[UnitFile]]] = []
         self.parts: list[list[PartDocuments]] = []  # each unit's, as planned
         self.writing: dict[str, UnitFile] = {}  # dest -> its file, while its task runs
@@ -87,7 +87,7 @@ class UnitWriter:
         current = self.current_names()
         extra = [
             name
-            for name in self.record["owned"]
+            for name in self.record.owned
             if name not in current and _present(as_path(self._path(name), self.job.storage))
         ]
         return todo, extra
@@ -109,12 +109,11 @@ class UnitWriter:
 
     def _kept(self, uf: UnitFile) -> bool:
         name = relative(self.job, uf.output)
-        found = self.record["files"].get(name)
-        if isinstance(found, dict) and found.get("key") == uf.key:
-            hashes = found.get("xxh3_128") if isinstance(found.get("xxh3_128"), dict) else {}
-            if derived_change(uf, self.verify, found.get("stats"), hashes) is None:
-                if found.get("stats") != uf.stats:
-                    found["stats"] = uf.stats
+        found = self.record.files.get(name)
+        if found is not None and found.key == uf.key:
+            if derived_change(uf, self.verify, found.stats, found.xxh3_128) is None:
+                if found.stats != uf.stats:
+                    found.stats = uf.stats
                     save_record(self.state_dir, self.record)
                 return True
             return False
@@ -142,8 +141,7 @@ class UnitWriter:
         self.plan(prep)
         todo, _ = self.stale()
         self._check_ownership([uf for _, uf in todo])
-        owned = set(self.record["owned"]) | self.current_names()
-        self.record["owned"] = sorted(owned)
+        self.record.owned = sorted(set(self.record.owned) | self.current_names())
         save_record(self.state_dir, self.record)  # (the job's before any is written)
         if todo:
             log.info(
@@ -172,8 +170,8 @@ class UnitWriter:
         if extra:
             log.info("removed %d output files the new cut has no more", len(extra))
         current = self.current_names()
-        self.record["owned"] = sorted(current)
-        self.record["files"] = {k: v for k, v in self.record["files"].items() if k in current}
+        self.record.owned = sorted(current)
+        self.record.files = {k: v for k, v in self.record.files.items() if k in current}
         save_record(self.state_dir, self.record)
 
     def part_names(self, states: dict[str, FileState]) -> set[str]:
@@ -188,11 +186,9 @@ class UnitWriter:
     def _remember(self, uf: UnitFile, digests: dict[str, str]) -> None:
         files = {p.name: stat_of(p) for p in output_set(uf)}
         uf.stats = files
-        self.record["files"][relative(self.job, uf.output)] = {
-            "key": uf.key,
-            "stats": files,
-            "xxh3_128": dict(digests),
-        }
+        self.record.files[relative(self.job, uf.output)] = UnitFileRecord(
+            uf.key, files, dict(digests)
+        )
         save_record(self.state_dir, self.record)
 
     def check_first_files(self, prep: Prepared) -> None:
@@ -209,7 +205,7 @@ class UnitWriter:
         self.plans = []
 
     def _check_ownership(self, files: list[UnitFile]) -> None:
-        owned = set(self.record["owned"])
+        owned = set(self.record.owned)
         foreign = []
         for uf in files:
             for path in output_set(uf):

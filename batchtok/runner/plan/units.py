@@ -41,6 +41,7 @@ from ..job import Job
 from ..outputs.formats import FORMATS
 from .keys import hex128
 from .prepare import Prepared
+from .records import UnitsRecord
 from .states import FileState, part_locations
 
 if TYPE_CHECKING:
@@ -274,25 +275,17 @@ def _file_key(
 # -- the record of the files written -----------------------------------------------------------
 
 
-def load_record(state_dir: OutPath) -> dict[str, Any]:
-    """{"owned": [names in the output directory], "files": {name: {"key", "stats",
-    "xxh3_128"}}}: the unit files this job wrote (or began to write)."""
+def load_record(state_dir: OutPath) -> UnitsRecord:
+    """The units' record of the job at ``state_dir`` (empty if there is none)."""
     try:
-        doc = json.loads((state_dir / RECORD).read_text(encoding="utf-8"))
+        data = json.loads((state_dir / RECORD).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        doc = {}
-    if not isinstance(doc, dict):
-        doc = {}
-    owned = doc.get("owned")
-    files = doc.get("files")
-    return {
-        "owned": [n for n in owned if isinstance(n, str)] if isinstance(owned, list) else [],
-        "files": files if isinstance(files, dict) else {},
-    }
+        data = None
+    return UnitsRecord.from_json(data)
 
 
-def save_record(state_dir: OutPath, record: dict[str, Any]) -> None:
-    write_whole(state_dir / RECORD, json.dumps(record, sort_keys=True).encode())
+def save_record(state_dir: OutPath, record: UnitsRecord) -> None:
+    write_whole(state_dir / RECORD, json.dumps(record.to_json(), sort_keys=True).encode())
 
 
 def relative(job: Job, path: OutPath | str) -> str:
