@@ -605,8 +605,8 @@ class _Run:
         if joins:
             log.info("joining the completed parts of %d files", len(joins))
         self.dispatch.drive(executor, lambda event: self._encode_done(executor, event))
-        if job.units and not self.dispatch.stopping and not self.stats.failures:
-            self.units.write(executor)
+        if job.units and not self.dispatch.stopping:  # (an input's failure holds back its own)
+            self.units.write(executor, set(self.stats.failed_files))
             self.dispatch.drive(executor, lambda event: self._encode_done(executor, event))
             self.units.finish()
         self.stats.encode_seconds = time.monotonic() - started

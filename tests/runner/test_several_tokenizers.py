@@ -156,3 +156,21 @@ def test_plan_and_audit_of_several_tokenizers_give_one_json_document(tmp_path: P
         doc = json.loads(output[output.index("{") :])
         assert sorted(doc["tokenizers"]) == ["gemma3", "gpt2"], command
     assert doc["tokenizers"]["gemma3"]["ok"] is True
+
+
+def test_a_changed_group_column_is_counted_again(tmp_path: Path) -> None:
+    """report.group_column's values are hashed with the text: new values alone re-encode
+    the shards, and the statistics count the new groups."""
+    import pyarrow as pa
+
+    from tests.support.runner import texts as sample_texts
+
+    rows = sample_texts(30, seed=2)
+    (tmp_path / "in").mkdir()
+    path = tmp_path / "in" / "a.parquet"
+    args = ("-i", tmp_path / "in", "-o", tmp_path / "out", "--set", "report.group_column=lang")
+    for lang in ("en", "de"):
+        pq.write_table(pa.table({"text": rows, "lang": [lang] * 30}), path)
+        code, output = invoke("run", EXAMPLE_JOB, *args)
+        assert code == 0, output
+        assert list(summary(tmp_path / "out")["token_stats"]["groups"]) == [lang]

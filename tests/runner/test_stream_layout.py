@@ -326,3 +326,31 @@ def test_a_worker_killed_writing_a_file_leaves_it_unwritten_and_the_rerun_finish
     )  # fmt: skip
     assert invoke("run", clean)[0] == 0
     assert _documents(out, "megatron") == _documents(tmp_path / "clean", "megatron")
+
+
+def test_an_input_that_fails_holds_back_only_its_own_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mirror layout cut by tokens: an input failing (its worker killed on each try) leaves
+    its own files unwritten; the other input's are written, and kept by the run that
+    finishes the failed one."""
+    from tests.support.runner import kill_worker_on_shard
+
+    write_parquet(tmp_path / "in" / "a.parquet", texts(12, seed=0), row_group_size=4)
+    write_parquet(tmp_path / "in" / "b.parquet", texts(12, seed=1), row_group_size=4)
+    job = basic_job(
+        tmp_path, output__format="megatron", output__max_tokens_per_file=150, run__shard_mb=0.0005
+    )
+    kill_worker_on_shard("b.parquet#1", monkeypatch, PARENT)
+    code, output = invoke("run", job)
+    assert code == 1, output
+    out = tmp_path / "out"
+    written = sorted(p.name for p in out.glob("a-*.idx"))
+    assert written and not list(out.glob("b-*")), output
+    kept = {n: (out / n).stat().st_mtime_ns for n in written}
+    monkeypatch.undo()
+    code, output = invoke("run", job)
+    assert code == 0, output
+    assert list(out.glob("b-*.idx"))
+    assert {n: (out / n).stat().st_mtime_ns for n in written} == kept
+    assert _documents(out, "megatron", "b")[0] == oracle_ids(texts(12, seed=1))

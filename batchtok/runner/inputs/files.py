@@ -300,7 +300,10 @@ def read_input(
         def leaf(name: str) -> int:
             return next(i for i in range(meta.num_columns) if meta.schema.column(i).path == name)
     else:
-        keep_leaves = tuple(i for c in keep if c != text for i in leaves[c])
+        # (report.group_column's values are hashed too: the statistics counted by them are
+        # cached with the shards)
+        hashed = (*keep, *([job.group_column] if job.group_column not in keep else []))
+        keep_leaves = tuple(i for c in hashed if c and c != text for i in leaves[c])
 
         def leaf(name: str) -> int:
             return leaves[name][0]
@@ -497,7 +500,11 @@ def read_arrow_input(
         keep=keep,
         text_leaf=names.index(job.text_column),
         pair_leaf=None if job.pair_column is None else names.index(job.pair_column),
-        keep_leaves=tuple(i for i, name in enumerate(names) if name in keep and name not in texts),
+        keep_leaves=tuple(
+            i
+            for i, name in enumerate(names)
+            if (name in keep or name == job.group_column) and name not in texts
+        ),
         arrow=layout.kind,
         batches=layout.batches,
     )

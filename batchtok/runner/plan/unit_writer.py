@@ -57,19 +57,30 @@ class UnitWriter:
         self.prep: Prepared | None = None
         self.record = UnitsRecord()
         self.plans: list[tuple[Unit, list[UnitFile]]] = []
+        self.partial = False  # units were left out of the plan (an input failed)
         self.parts: list[list[PartDocuments]] = []  # each unit's, as planned
         self.writing: dict[str, UnitFile] = {}  # dest -> its file, while its task runs
 
     # -- planning ---------------------------------------------------------------------------
 
-    def plan(self, prep: Prepared) -> list[tuple[Unit, list[UnitFile]]]:
-        """Every unit's files, from its parts' lengths (every member must be complete)."""
+    def plan(
+        self, prep: Prepared, failed: set[str] | None = None
+    ) -> list[tuple[Unit, list[UnitFile]]]:
+        """Every unit's files, from its parts' lengths (every member must be complete).
+        ``failed``: the inputs that failed in this run; the units they (or an input not
+        complete) belong to are left out of the plan, and the plan is partial."""
         self.prep = prep
         self.record = load_record(self.state_dir)
         keeps_empty = FORMATS[self.job.format].keeps_empty_documents
         self.plans = []
         self.parts = []
+        self.partial = False
         for unit in build_units(prep):
+            if failed is not None and any(
+                st.file.rel in failed or not st.complete for st in unit.members
+            ):
+                self.partial = True  # (its files wait for the next run)
+                continue
             parts = read_lengths(unit_parts(unit, self.parts_dir), self.job, keeps_empty)
             self.plans.append((unit, plan_unit(prep, unit, parts)))
             self.parts.append(parts)
@@ -132,13 +143,13 @@ class UnitWriter:
 
     # -- writing ----------------------------------------------------------------------------
 
-    def write(self, executor: Executor) -> None:
-        """Plan the units again (their parts are all there now) and submit the task of each
-        file to write; the files of the job's earlier plans not in this one are removed by
-        :meth:`finish`."""
+    def write(self, executor: Executor, failed: set[str]) -> None:
+        """Plan the units again (their parts are all there now, but for the units of an
+        input that ``failed``) and submit the task of each file to write; the files of the
+        job's earlier plans not in this one are removed by :meth:`finish`."""
         prep = self.prep
         assert prep is not None
-        self.plan(prep)
+        self.plan(prep, failed)
         todo, _ = self.stale()
         self._check_ownership([uf for _, uf in todo])
         self.record.owned = sorted(set(self.record.owned) | self.current_names())
@@ -161,7 +172,7 @@ class UnitWriter:
     def finish(self) -> None:
         """Remove the files of earlier plans that this one has not (once every file of this
         one is written)."""
-        if self.writing:
+        if self.writing or self.partial:  # (a partial plan does not know every file)
             return
         _, extra = self.stale()
         for name in extra:
