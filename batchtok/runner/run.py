@@ -49,7 +49,13 @@ from .exec.worker import (
     current_rss_mb,
     encode_settings,
 )
-from .exit_codes import EXIT_FAILURE, EXIT_LOCKED, EXIT_OK, EXIT_OK_WITH_BAD_ROWS
+from .exit_codes import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_LOCKED,
+    EXIT_OK,
+    EXIT_OK_WITH_BAD_ROWS,
+)
 from .inputs.files import InputFile, arrow_memo, jsonl_memo
 from .io.lock import run_lock
 from .io.stores import as_path, scheme_of, store_of, write_whole
@@ -143,6 +149,13 @@ def _run_several(
     then the comparison report, ``output.dir/_batchtok_compare.html`` and ``.json``."""
     names = list(job.tokenizers)
     jobs = [(name, job.for_tokenizer(name)) for name in names]
+    missing = [
+        job.problem("tokenizer.paths", f"{name}: no such file: {sub.tokenizer_path}")
+        for name, sub in jobs
+        if not sub.tokenizer_path.exists()
+    ]
+    if missing:  # (before any tokenizer's run: not after the first ones)
+        raise JobError(missing, str(job.file or ""))
     results: dict[str, RunResult] = {}
     for i, (name, sub) in enumerate(jobs):
         log.info(
@@ -155,10 +168,11 @@ def _run_several(
             extra={"event": "tokenizer", "tokenizer": name},
         )
         results[name] = _Run(sub, verify, session, mode, interval, jobs[i + 1 :]).execute()
+        if results[name].exit_code == EXIT_INTERRUPTED:  # Ctrl-C, SIGTERM: the whole job stops
+            break
     codes = {r.exit_code for r in results.values()}
-    code = next(
-        (c for c in (EXIT_FAILURE, EXIT_LOCKED, EXIT_OK_WITH_BAD_ROWS) if c in codes), EXIT_OK
-    )
+    worst = (EXIT_INTERRUPTED, EXIT_FAILURE, EXIT_LOCKED, EXIT_OK_WITH_BAD_ROWS)
+    code = next((c for c in worst if c in codes), EXIT_OK)
     summary: dict[str, Any] = {"tokenizers": {n: r.summary for n, r in results.items()}}
     if code in (EXIT_OK, EXIT_OK_WITH_BAD_ROWS) and not scheme_of(job.output_dir):
         summary["comparison"] = _write_comparison(job, [sub.output_dir for _, sub in jobs])

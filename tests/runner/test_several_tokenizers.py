@@ -106,6 +106,7 @@ def test_a_tokenizer_added_encodes_alone_and_one_dropped_touches_nothing(
         (['tokenizer.paths={"a/b" = "x.json"}'], 'must not hold "/"'),
         (["tokenizer.paths=[1]"], "expected a table of names"),
         (['tokenizer.path=""'], "required key is missing"),
+        (['tokenizer.paths={a = "no/such/tokenizer.json"}'], "a: no such file"),
     ],
 )
 def test_a_bad_table_of_tokenizers_is_refused(
@@ -174,3 +175,25 @@ def test_a_changed_group_column_is_counted_again(tmp_path: Path) -> None:
         code, output = invoke("run", EXAMPLE_JOB, *args)
         assert code == 0, output
         assert list(summary(tmp_path / "out")["token_stats"]["groups"]) == [lang]
+
+
+def test_an_interrupted_tokenizer_run_stops_the_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C or SIGTERM during the first tokenizer's run ends the job (exit 130): the next
+    tokenizer's run does not start."""
+    from batchtok.runner import load_job
+    from batchtok.runner import run as run_module
+    from batchtok.runner.exit_codes import EXIT_INTERRUPTED
+
+    started = []
+
+    def execute(self):  # type: ignore[no-untyped-def]
+        started.append(self.job.output_dir.name)
+        return run_module.RunResult(EXIT_INTERRUPTED, {"status": "interrupted"})
+
+    monkeypatch.setattr(run_module._Run, "execute", execute)
+    table = {"gpt2": str(GPT2), "gemma3": str(tokenizer_path("gemma3"))}
+    job = load_job(EXAMPLE_JOB, {"tokenizer.paths": table, "output.dir": str(tmp_path / "o")})
+    result = run_module.run_job(job, quiet=True)
+    assert result.exit_code == EXIT_INTERRUPTED and started == ["gpt2"]
