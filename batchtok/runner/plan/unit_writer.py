@@ -59,6 +59,7 @@ class UnitWriter:
         self.plans: list[tuple[Unit, list[UnitFile]]] = []
         self.partial = False  # units were left out of the plan (an input failed)
         self.parts: list[list[PartDocuments]] = []  # each unit's, as planned
+        self.lengths: dict[str, PartDocuments] = {}  # each part read so far, by its path
         self.writing: dict[str, UnitFile] = {}  # dest -> its file, while its task runs
 
     # -- planning ---------------------------------------------------------------------------
@@ -75,15 +76,23 @@ class UnitWriter:
         self.plans = []
         self.parts = []
         self.partial = False
+        units = []
         for unit in build_units(prep):
             if failed is not None and any(
                 st.file.rel in failed or not st.complete for st in unit.members
             ):
                 self.partial = True  # (its files wait for the next run)
                 continue
-            parts = read_lengths(unit_parts(unit, self.parts_dir), self.job, keeps_empty)
-            self.plans.append((unit, plan_unit(prep, unit, parts)))
-            self.parts.append(parts)
+            units.append((unit, unit_parts(unit, self.parts_dir)))
+        # every unit's parts read at once (in parallel), each once a run: a part is named by
+        # its shard's key, so the lengths read by an earlier plan of this run are still its
+        missing = [p for _, parts in units for p in parts if p[0] not in self.lengths]
+        for found in read_lengths(list(dict.fromkeys(missing)), self.job, keeps_empty):
+            self.lengths[found.path] = found
+        for unit, parts in units:
+            read = [self.lengths[p[0]] for p in parts]
+            self.plans.append((unit, plan_unit(prep, unit, read)))
+            self.parts.append(read)
         return self.plans
 
     def stale(self) -> tuple[list[tuple[Unit, UnitFile]], list[str]]:
