@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-NO_SHUFFLE = None
-
 
 def windows(lengths: np.ndarray, window_tokens: int | None) -> np.ndarray:
     """Where each shuffle window starts (indices into ``lengths``, plan order), ending with

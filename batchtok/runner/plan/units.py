@@ -31,7 +31,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import xxhash
 
@@ -293,10 +292,3 @@ def relative(job: Job, path: OutPath | str) -> str:
     root = str(job.output_dir).rstrip("/") + "/"
     text = str(path)
     return text[len(root) :] if text.startswith(root) else os.path.basename(text)
-
-
-def arrow_field(job: Job, member: FileState) -> pa.Field | None:
-    """The id column's field for the provenance file (None: none named)."""
-    if not (job.provenance and job.id_column):
-        return None
-    return member.file.schema.field(job.id_column)
