@@ -842,7 +842,7 @@ def _write_token_files(
     )
     ctx.guard()
     keeps_empty = output_format.keeps_empty_documents
-    with writer, _docs_writer(task, writer.tmp_dir) as docs:
+    with writer, _docs_writer(task, writer.tmp_dir, keep_last) as docs:
         for ids, where, start in documents:
             values = ids.to_numpy(zero_copy_only=False)
             writer.add_document(values)
@@ -863,7 +863,7 @@ def _write_parquet(
     """Write Parquet rows of ``documents`` (packed if the task packs; see :func:`_write_rows`)
     and their provenance file, published together."""
     sink = ctx.sink(task.dest, task.tmp_dir, task.schema, task.compression, task.tag)
-    with sink, _docs_writer(task, task.tmp_dir) as docs:
+    with sink, _docs_writer(task, task.tmp_dir, keep_last) as docs:
         _write_rows(sink, documents, task.schema, ctx.settings.dtype, task.pack_length,
                     keep_last, docs)  # fmt: skip
         digests = {}
@@ -878,17 +878,20 @@ def _write_parquet(
 
 
 @contextlib.contextmanager
-def _docs_writer(task: AssembleTask | UnitTask, tmp_dir: str) -> Iterator[DocsWriter | None]:
+def _docs_writer(
+    task: AssembleTask | UnitTask, tmp_dir: str, keep_last: bool
+) -> Iterator[DocsWriter | None]:
     """The writer of the output's provenance file (None if it has none), its temporary file
-    removed if the output is not written."""
+    removed if the output is not written; ``keep_last``: as the output's packing (a unit's
+    file names each entry's source itself)."""
     if not task.docs:
         yield None
         return
     writer = DocsWriter(
         os.path.join(tmp_dir, f"{task.tag}.{os.getpid()}.docs.parquet.tmp"),
-        getattr(task, "source", ""),
+        task.source if isinstance(task, AssembleTask) else "",
         task.pack_length,
-        getattr(task, "pack_keep_last", True),
+        keep_last,
         task.id_field,
     )
     try:
