@@ -28,6 +28,15 @@ from .summary import SUMMARY_NAME
 from .token_stats import TokenStats
 
 STATE_DIR = ".batchtok"
+#: the figures compared overall: (the summary's key, its label)
+FIGURES = (
+    ("documents", "documents"),
+    ("tokens", "tokens"),
+    ("bytes_per_token", "bytes a token"),
+    ("tokens_per_document", "tokens a document"),
+    ("unknown_rate", "unknown rate"),
+    ("byte_fallback_rate", "byte-fallback rate"),
+)
 DIFFERENT = 10  # documents listed by how much their lengths differ
 #: one color a tokenizer, in order (distinct under common color blindness)
 COLORS = ("#1b6ca8", "#e07b00", "#2a9d3f", "#b8329a", "#6c4f00", "#00a3b4", "#c0392b")
@@ -123,10 +132,7 @@ class Comparison:
     # -- the figures -------------------------------------------------------------------
 
     def overall(self) -> dict[str, dict[str, Any]]:
-        keys = (
-            "documents", "tokens", "text_mb", "bytes_per_token", "tokens_per_document",
-            "unknown_rate", "byte_fallback_rate",
-        )  # fmt: skip
+        keys = ("text_mb", *(key for key, _ in FIGURES))
         return {s.name: {k: s.stats.get(k) for k in keys} for s in self.sides}
 
     def files(self) -> dict[str, dict[str, dict[str, Any]]]:
@@ -153,6 +159,16 @@ class Comparison:
         found = [s.stats.get("groups") or {} for s in self.sides]
         common = [v for v in found[0] if all(v in f for f in found[1:])] if found else []
         return {v: {s.name: f[v] for s, f in zip(self.sides, found)} for v in common}
+
+    def per_what(self) -> list[tuple[str, dict[str, dict[str, dict[str, Any]]], str]]:
+        """(title, {input or group: {tokenizer: figures}}, the chart's id) of the tables
+        by input and by group that have rows."""
+        tables = [
+            ("Bytes a token, per input", self.files(), "bytes-per-token"),
+            ("Bytes a token, per group (report.group_column)", self.groups(),
+             "bytes-per-token-by-group"),
+        ]  # fmt: skip
+        return [t for t in tables if t[1]]
 
     def histograms(self) -> tuple[list[str], dict[str, list[int]]]:
         """(the length buckets, in order; each side's documents in them)."""
@@ -190,28 +206,14 @@ class Comparison:
         out = [f"comparison of {len(names)} tokenizers: " + ", ".join(
             f"{s.name} ({s.out})" for s in self.sides)]  # fmt: skip
         out.append(f"{'':24}" + "".join(f"{n:>{width}}" for n in names))
-        for key, label in (
-            ("documents", "documents"), ("tokens", "tokens"),
-            ("bytes_per_token", "bytes a token"), ("tokens_per_document", "tokens a document"),
-            ("unknown_rate", "unknown rate"), ("byte_fallback_rate", "byte-fallback rate"),
-        ):  # fmt: skip
+        for key, label in FIGURES:
             out.append(
                 f"{label:24}" + "".join(f"{_shown(overall[n][key]):>{width}}" for n in names)
             )
-        files = self.files()
-        if files:
-            out.append("bytes a token, per input:")
-            for rel, by in files.items():
-                shown = rel if len(rel) <= 22 else "..." + rel[-19:]
-                out.append(
-                    f"  {shown:22}"
-                    + "".join(f"{_shown(by[n]['bytes_per_token']):>{width}}" for n in names)
-                )
-        groups = self.groups()
-        if groups:
-            out.append("bytes a token, per group (report.group_column):")
-            for value, by in groups.items():
-                shown = value if len(value) <= 22 else value[:19] + "..."
+        for title, table, _ in self.per_what():
+            out.append(f"{title[0].lower()}{title[1:]}:")
+            for what, by in table.items():
+                shown = what if len(what) <= 22 else "..." + what[-19:]
                 out.append(
                     f"  {shown:22}"
                     + "".join(f"{_shown(by[n]['bytes_per_token']):>{width}}" for n in names)
@@ -239,35 +241,22 @@ class Comparison:
             f"<tr><th>{html.escape(label)}</th>"
             + "".join(f"<td>{html.escape(_shown(overall[n][key]))}</td>" for n in names)
             + "</tr>"
-            for key, label in (
-                ("documents", "documents"),
-                ("tokens", "tokens"),
-                ("bytes_per_token", "bytes of text a token"),
-                ("tokens_per_document", "tokens a document"),
-                ("unknown_rate", "unknown rate"),
-                ("byte_fallback_rate", "byte-fallback rate"),
-            )  # fmt: skip
+            for key, label in FIGURES
         )
         head = "".join(
             f'<th><span class="key" style="background:{color[n]}"></span>{html.escape(n)}</th>'
             for n in names
         )
-        files = self.files()
-        file_chart = _grouped_bars(
-            "Bytes of text a token, per input",
-            list(files),
-            {n: [files[f][n]["bytes_per_token"] or 0 for f in files] for n in names},
-            color,
-            "bytes-per-token",
-        ) if files else ""  # fmt: skip
-        groups = self.groups()
-        group_chart = _grouped_bars(
-            "Bytes of text a token, per group",
-            list(groups),
-            {n: [groups[g][n]["bytes_per_token"] or 0 for g in groups] for n in names},
-            color,
-            "bytes-per-token-by-group",
-        ) if groups else ""  # fmt: skip
+        charts = "\n".join(
+            _grouped_bars(
+                title,
+                list(table),
+                {n: [by[n]["bytes_per_token"] or 0 for by in table.values()] for n in names},
+                color,
+                ident,
+            )
+            for title, table, ident in self.per_what()
+        )
         different = "".join(
             f"<tr><td>{html.escape(d['file'])}</td><td>{d['row']}</td>"
             + "".join(f"<td>{d['tokens'][n]}</td>" for n in names)
@@ -290,8 +279,7 @@ svg {{ display: block; margin: 8px 0 24px; }}
 <h1>Tokenizers compared</h1>
 <table id="overall"><tr><th></th>{head}</tr>{rows}</table>
 {_grouped_bars("Documents by length in tokens", buckets, counts, color, "length-histogram")}
-{file_chart}
-{group_chart}
+{charts}
 <h2>Documents whose lengths differ most</h2>
 <table id="different"><tr><th>input</th><th>row</th>{named}<th>ratio</th></tr>{different}</table>
 <ul>{notes}</ul>
