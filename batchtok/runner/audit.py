@@ -650,6 +650,17 @@ def input_rows(
                 row += len(texts)
 
 
+def sampled_rows(
+    job: Job, f: InputFile, settings: EncodeSettings, rows: Sequence[int]
+) -> list[tuple[int, str | None, str | None, str]]:
+    """(row, text, pair, why it is bad or "") of the ``rows`` of an input, in order, read by
+    the runner's readers from the row groups (blocks, batches) that hold them only."""
+    starts = list(accumulate((rg.rows for rg in f.row_groups), initial=0))
+    wanted = set(rows)
+    groups = sorted({_group_of(starts, r) for r in wanted})
+    return [r for r in input_rows(job, f, settings, groups) if r[0] in wanted]
+
+
 def _encoded(oracle: Oracle, rows: list[tuple[int, str | None, str | None, str]], pairs: bool):
     """{row: ids, or why there are none} for input rows (row, text, pair, bad reason)."""
     valid = [r for r in rows if not r[3]]
@@ -723,13 +734,7 @@ class JobAudit:
     def sampled(self, f: InputFile, rows: list[int]) -> dict[int, list[int] | str]:
         """{row: the oracle's ids, or why it has none} for the sampled ``rows`` of ``f``,
         read by the runner's readers (only their row groups)."""
-        starts = list(accumulate((rg.rows for rg in f.row_groups), initial=0))
-        wanted = set(rows)
-        picked = [
-            r
-            for r in input_rows(self.job, f, self.settings, [_group_of(starts, r) for r in rows])
-            if r[0] in wanted
-        ]
+        picked = sampled_rows(self.job, f, self.settings, rows)
         return _encoded(self.oracle, picked, self.job.pair_column is not None)
 
     def run_units(self, sample: dict[str, list[int]]) -> None:

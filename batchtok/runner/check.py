@@ -15,7 +15,6 @@ decision, 0 when none does (2: an invalid job, as every command).
 
 from __future__ import annotations
 
-import bisect
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -96,7 +95,7 @@ class CheckReport:
 def check_job(job: Job, sample_mb: float | None = None, seed: int | None = None) -> CheckReport:
     """Sample the job's inputs, encode the sample as the run would, report (see the module
     docstring). Raises JobError for an invalid job."""
-    from .audit import Stratum, draw_sample, input_rows
+    from .audit import Stratum, draw_sample, sampled_rows
 
     sample_mb = job.check_sample_mb if sample_mb is None else sample_mb
     seed = job.check_seed if seed is None else seed
@@ -117,16 +116,9 @@ def check_job(job: Job, sample_mb: float | None = None, seed: int | None = None)
     settings = encode_settings(job, facts)
     rows: list[tuple[str, int, str | None, str | None, str]] = []  # file, row, text, pair, bad
     for f in prep.files:
-        wanted = set(sample.get(f.rel, []))
-        if not wanted:
-            continue
-        starts = [0]
-        for rg in f.row_groups:
-            starts.append(starts[-1] + rg.rows)
-        groups = sorted({bisect.bisect_right(starts, r) - 1 for r in wanted})
-        for row, text, pair, bad in input_rows(job, f, settings, groups):
-            if row in wanted:
-                rows.append((display_path(f.path), row, text, pair, bad))
+        if sample.get(f.rel):
+            shown = display_path(f.path)
+            rows += [(shown, *r) for r in sampled_rows(job, f, settings, sample[f.rel])]
     report.rows = len(rows)
     report.text_bytes = sum(len((r[2] or "").encode()) + len((r[3] or "").encode()) for r in rows)
     _findings(job, prep, tok, rows, report)
