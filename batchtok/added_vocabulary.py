@@ -195,6 +195,13 @@ class AddedVocabulary:
                     out.append((normed, None, 0))
         return out
 
+    def every_char(
+        self, subs: list[tuple[str, int | None, int]], encode_special_tokens: bool
+    ) -> Iterable[tuple[str, int | None, int]]:
+        """``subs``, the normalized matcher's split of a fragment, as the library leaves it
+        (each char a fragment of its own where an added token normalizes to "")."""
+        return _every_char(subs) if self._splits_every_char(encode_special_tokens) else subs
+
     def _splits_every_char(self, encode_special_tokens: bool) -> bool:
         emptied = self.emptied
         return emptied is not None and not (

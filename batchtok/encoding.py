@@ -1,16 +1,18 @@
-"""The Encoding: one encoded input, as the library's ``Encoding`` (without offsets).
+"""The Encoding: one encoded input, as the library's ``Encoding``.
 
-Only ``ids`` is built while encoding. ``tokens``, ``type_ids``, ``special_tokens_mask`` and
-``attention_mask`` are kept as a few *parts* each (a value repeated n times, a slice of a list,
-or the vocab strings of a slice of ids) and expanded into a list the first time they are read:
-truncation, post-processing and padding move a handful of parts instead of four lists of every
-token, and a caller who reads only the ids never pays for the rest.
+Only ``ids`` is built while encoding. ``tokens``, ``type_ids``, ``special_tokens_mask``,
+``attention_mask``, ``offsets`` and ``word_ids`` are kept as a few *parts* each (a value repeated
+n times, a slice of a list, the vocab strings of a slice of ids, or a slice of what a function
+computes when read) and expanded into a list the first time they are read: truncation,
+post-processing and padding move a handful of parts instead of six lists of every token, and a
+caller who reads only the ids never pays for the rest. Offsets and word ids are computed by
+walking the text again with alignments (:mod:`batchtok.alignment`), only when read.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import repeat
 from typing import TYPE_CHECKING, Protocol
 
@@ -35,6 +37,8 @@ _LOOKUP = 2
 # the same strings, except where a[2]() (called when the tokens are read) gives a (position
 # in a[1], string) pair, in increasing order: a[2] may compute a whole batch's exceptions then
 _EXCEPTED = 3
+# a()[b : b + n], a being a function called when the column is read (it memoizes: see Lazy)
+_CALL = 4
 
 Parts = tuple
 # A column is a list once read or set, else its parts.
@@ -54,9 +58,46 @@ def _expand(parts: Parts) -> list:
             out += a[b : b + n]
         elif kind == _LOOKUP:
             out += map(a[0].vocab_r.__getitem__, a[1][b : b + n])
+        elif kind == _CALL:
+            out += a()[b : b + n]
         else:
             out += _excepted(n, a, b)
     return out
+
+
+class Lazy:
+    """A function's value, computed on the first call and kept."""
+
+    __slots__ = ("fn", "value")
+
+    def __init__(self, fn: Callable[[], list]) -> None:
+        self.fn: Callable[[], list] | None = fn
+        self.value: list = []
+
+    def __call__(self) -> list:
+        if self.fn is not None:
+            self.value = self.fn()
+            self.fn = None
+        return self.value
+
+
+def lazy(n: int, fn: Callable[[], list]) -> Parts:
+    """Parts of ``n`` values that ``fn`` computes (once) when they are read."""
+    return ((n, _CALL, Lazy(fn), 0),) if n else ()
+
+
+def _shifted(column: Column, base: Column) -> Column:
+    """``column``'s offsets moved by the end of ``base``'s last one (merge's growing offsets),
+    computed when read."""
+    column, base = _copy(column), _copy(base)
+
+    def compute() -> list:
+        ends = _expand(_as_parts(base))
+        shift = ends[-1][1] if ends else 0
+        return [(s + shift, e + shift) for s, e in _expand(_as_parts(column))]
+
+    n = sum(p[0] for p in _as_parts(column))
+    return lazy(n, compute)
 
 
 def _excepted(n: int, a: tuple, b: int) -> list[str]:
@@ -167,14 +208,18 @@ class _Column:
         self.slot.__set__(obj, list(value) if type(value) is tuple else value)
 
 
-COLUMNS = ("tokens", "type_ids", "special_tokens_mask", "attention_mask")
+COLUMNS = ("tokens", "type_ids", "special_tokens_mask", "attention_mask", "offsets", "word_ids")
+NO_OFFSETS = (0, 0)  # of special tokens and padding, as in the library
 
 
 class Encoding:
-    """One encoded input: ids, tokens, type ids, masks and the overflowing windows.
+    """One encoded input: ids, tokens, type ids, masks, offsets, word ids and the overflowing
+    windows.
 
     ``overflowing`` holds the parts cut by truncation, each an Encoding with special tokens
-    added and padded like the main one. Offsets and word ids are not tracked by batchtok.
+    added and padded like the main one. ``offsets`` are char offsets into the input text of
+    each token's sequence ((0, 0) for special tokens and padding); ``word_ids`` the index of
+    the pre-tokenizer's piece (or of the input word, pre-tokenized) each token comes from.
 
     >>> enc = tok.encode("Hello world", "And a pair")      # doctest: +SKIP
     >>> enc.ids, enc.type_ids, enc.sequence_ids             # doctest: +SKIP
@@ -186,6 +231,8 @@ class Encoding:
         "_type_ids",
         "_special_tokens_mask",
         "_attention_mask",
+        "_offsets",
+        "_word_ids",
         "overflowing",
         "_ranges",
     )
@@ -194,6 +241,8 @@ class Encoding:
     type_ids = _Column()
     special_tokens_mask = _Column()
     attention_mask = _Column()
+    offsets = _Column()
+    word_ids = _Column()
 
     def __init__(
         self,
@@ -204,22 +253,38 @@ class Encoding:
         attention_mask: Column | None = None,
         overflowing: list[Encoding] | None = None,
         ranges: dict[int, tuple[int, int]] | None = None,
+        offsets: Column | None = None,
+        word_ids: Column | None = None,
     ) -> None:
         self.ids = ids
         self._tokens = tokens
         self._type_ids = type_ids
         self._special_tokens_mask = special_tokens_mask
         self._attention_mask = _fill(len(ids), 1) if attention_mask is None else attention_mask
+        self._offsets = _fill(len(ids), NO_OFFSETS) if offsets is None else offsets
+        self._word_ids = _fill(len(ids), None) if word_ids is None else word_ids
         self.overflowing: list[Encoding] = [] if overflowing is None else overflowing
         # sequence id -> (start, end) of its tokens, as the library's `sequence_ranges`
         self._ranges: dict[int, tuple[int, int]] = {} if ranges is None else ranges
 
     @classmethod
-    def of_sequence(cls, ids: list[int], tokens: Column, type_id: int) -> Encoding:
+    def of_sequence(
+        cls,
+        ids: list[int],
+        tokens: Column,
+        type_id: int,
+        aligned: Callable[[], tuple[list, list]] | None = None,
+    ) -> Encoding:
         """A sequence's tokens before post-processing: no special mask, one type id.
-        ``tokens``: a list, or parts from :func:`vocab_tokens`."""
+        ``tokens``: a list, or parts from :func:`vocab_tokens`; ``aligned``: computes (offsets,
+        word ids) when either is first read (None: none known)."""
         n = len(ids)
-        return cls(ids, tokens, _fill(n, type_id), _fill(n, 0))
+        if aligned is None:
+            return cls(ids, tokens, _fill(n, type_id), _fill(n, 0))
+        both = Lazy(aligned)
+        offsets = lazy(n, lambda: both()[0])
+        words = lazy(n, lambda: both()[1])
+        return cls(ids, tokens, _fill(n, type_id), _fill(n, 0), None, None, None, offsets, words)
 
     @classmethod
     def of_specials(cls, ids: list[int], tokens: list[str], type_id: int) -> Encoding:
@@ -231,10 +296,9 @@ class Encoding:
         return len(self.ids)
 
     def __repr__(self) -> str:
-        more = "..." if len(self.ids) > 8 else ""
         return (
-            f"Encoding(num_tokens={len(self.ids)}, ids={self.ids[:8]}{more}, "
-            f"overflowing={len(self.overflowing)})"
+            f"Encoding(num_tokens={len(self.ids)}, attributes=[ids, type_ids, tokens, offsets, "
+            "attention_mask, special_tokens_mask, overflowing])"
         )
 
     def __getstate__(self) -> dict:
@@ -263,6 +327,14 @@ class Encoding:
     def set_sequence_id(self, sequence_id: int) -> None:
         self._ranges[sequence_id] = (0, len(self.ids))
 
+    def map_offsets(self, fn: Callable[[list[str], list], list]) -> None:
+        """The offsets become ``fn(tokens, offsets)`` of the current ones, computed when read
+        (a post-processor's ``trim_offsets``)."""
+        tokens, offsets = _copy(self._tokens), _copy(self._offsets)
+        self._offsets = lazy(
+            len(self.ids), lambda: fn(_expand(_as_parts(tokens)), _expand(_as_parts(offsets)))
+        )
+
     def set_type_ids(self, type_id: int) -> None:
         """Every token's type id becomes ``type_id``."""
         self._type_ids = _fill(len(self.ids), type_id)
@@ -277,6 +349,8 @@ class Encoding:
             _copy(self._attention_mask),
             [o.copy() for o in self.overflowing],
             dict(self._ranges),
+            _copy(self._offsets),
+            _copy(self._word_ids),
         )
 
     def wrap(
@@ -289,55 +363,83 @@ class Encoding:
         """A new encoding: the special token ``before`` (id, token, type id; None for none),
         these tokens with special mask 0 (and type id ``type_id`` unless None), then
         ``after``; attention 1 everywhere, no overflowing. ``ranges``: its sequence ranges."""
-        out = Encoding([], (), (), (), (), None, ranges)
+        out = Encoding([], (), (), (), (), None, ranges, (), ())
         if before is not None:
             out._append(Encoding.of_specials([before[0]], [before[1]], before[2]))
         n = len(self.ids)
         type_ids = self._type_ids if type_id is None else _fill(n, type_id)
-        out._append(Encoding(self.ids, self._tokens, type_ids, _fill(n, 0)))
+        out._append(
+            Encoding(
+                self.ids,
+                self._tokens,
+                type_ids,
+                _fill(n, 0),
+                None,
+                None,
+                None,
+                self._offsets,
+                self._word_ids,
+            )
+        )
         out._append(Encoding.of_specials([after[0]], [after[1]], after[2]))
         return out
 
+    @staticmethod
+    def merge(encodings: Iterable[Encoding], growing_offsets: bool = True) -> Encoding:
+        """The encodings one after the other in a new Encoding (the library's
+        ``Encoding.merge``); with ``growing_offsets``, each one's offsets move past the end of
+        the last offset before it."""
+        merged = Encoding([], (), (), (), (), None, None, (), ())
+        for e in encodings:
+            merged.merge_with(e, growing_offsets)
+        return merged
+
     @classmethod
-    def merge(cls, encodings: list[Encoding]) -> Encoding:
-        """The encodings one after the other (they are consumed)."""
+    def merged(cls, encodings: list[Encoding]) -> Encoding:
+        """:meth:`merge` without growing offsets, consuming the encodings (the post-processors'
+        merge)."""
         if len(encodings) == 1:
             return encodings[0]  # what merging it into an empty one gives, without the copies
-        merged = cls([], (), (), (), ())
+        merged = cls([], (), (), (), (), None, None, (), ())
         for e in encodings:
             merged.merge_with(e)
         return merged
 
-    def merge_with(self, pair: Encoding) -> None:
+    def merge_with(self, pair: Encoding, growing_offsets: bool = False) -> None:
         """Append ``pair``; the overflowing windows become the library's cross product: each of
         ours + pair, then each of ours + each of pair's, then self + each of pair's. ``pair``
         is only read (the result shares no list with it that either side mutates)."""
         overflowing = []
         for mine in self.overflowing:
             combined = mine.copy()
-            combined.merge_with(pair)
+            combined.merge_with(pair, growing_offsets)
             overflowing.append(combined)
             for theirs in pair.overflowing:
                 combined = mine.copy()
-                combined.merge_with(theirs)
+                combined.merge_with(theirs, growing_offsets)
                 overflowing.append(combined)
         for theirs in pair.overflowing:
             combined = self.copy()
-            combined.merge_with(theirs)
+            combined.merge_with(theirs, growing_offsets)
             overflowing.append(combined)
         shift = len(self.ids)
         for seq_id, (start, end) in pair._ranges.items():
             self._ranges[seq_id] = (start + shift, end + shift)
-        self._append(pair)
+        self._append(pair, growing_offsets)
         self.overflowing = overflowing
 
-    def _append(self, other: Encoding) -> None:
+    def _append(self, other: Encoding, growing_offsets: bool = False) -> None:
         """``other``'s tokens after ours (not its sequence ranges or overflowing)."""
+        offsets = other._offsets
+        if growing_offsets and self.ids and other.ids:
+            offsets = _shifted(offsets, self._offsets)
         self.ids += other.ids
         self._tokens = _cat(self._tokens, other._tokens)
         self._type_ids = _cat(self._type_ids, other._type_ids)
         self._special_tokens_mask = _cat(self._special_tokens_mask, other._special_tokens_mask)
         self._attention_mask = _cat(self._attention_mask, other._attention_mask)
+        self._offsets = _cat(self._offsets, offsets)
+        self._word_ids = _cat(self._word_ids, other._word_ids)
 
     def _slice(self, start: int, stop: int) -> Encoding:
         return Encoding(
@@ -346,18 +448,25 @@ class Encoding:
             _cut(self._type_ids, start, stop),
             _cut(self._special_tokens_mask, start, stop),
             _cut(self._attention_mask, start, stop),
+            None,
+            None,
+            _cut(self._offsets, start, stop),
+            _cut(self._word_ids, start, stop),
         )
 
-    def truncate(self, max_len: int, stride: int, direction: str) -> None:
-        """Keep one window of ``max_len`` tokens; the others (overlapping by ``stride``) go to
-        ``overflowing``, in the library's order."""
+    def truncate(self, max_length: int, stride: int = 0, direction: str = "right") -> None:
+        """Keep one window of ``max_length`` tokens; the others (overlapping by ``stride``) go
+        to ``overflowing``, in the library's order."""
+        if direction not in ("left", "right"):
+            raise ValueError(f"Invalid truncation direction value : {direction}")
+        max_len = max_length
         n = len(self.ids)
         if max_len >= n:
             return
         if max_len == 0:
             whole = self._slice(0, n)
             whole.overflowing, whole._ranges = self.overflowing, self._ranges
-            self._become(Encoding([], (), (), (), ()))
+            self._become(Encoding([], (), (), (), (), None, None, (), ()))
             self.overflowing = [whole]
             return
         check_stride(stride, max_len)
@@ -370,10 +479,26 @@ class Encoding:
         for name in self.__slots__:
             setattr(self, name, getattr(other, name))
 
-    def pad(self, target: int, padding: Padding) -> None:
+    def pad(
+        self,
+        length: int,
+        direction: str = "right",
+        pad_id: int = 0,
+        pad_type_id: int = 0,
+        pad_token: str = "[PAD]",
+    ) -> None:
+        """Pad this encoding and its overflowing windows up to ``length`` tokens (never cut),
+        as the library's ``Encoding.pad``."""
+        from .padding import Padding
+
+        if direction not in ("left", "right"):
+            raise ValueError(f"Unknown `direction`: `{direction}`. Use one of `left` or `right`")
+        self.pad_to(length, Padding(direction, pad_id, pad_type_id, pad_token))
+
+    def pad_to(self, target: int, padding: Padding) -> None:
         """Pad this encoding and its overflowing windows up to ``target`` tokens (never cut)."""
         for o in self.overflowing:
-            o.pad(target, padding)
+            o.pad_to(target, padding)
         k = target - len(self.ids)
         if k <= 0:
             return
@@ -387,3 +512,5 @@ class Encoding:
         self._tokens = _pad(self._tokens, k, padding.pad_token, left)
         self._attention_mask = _pad(self._attention_mask, k, 0, left)
         self._special_tokens_mask = _pad(self._special_tokens_mask, k, 1, left)
+        self._offsets = _pad(self._offsets, k, NO_OFFSETS, left)
+        self._word_ids = _pad(self._word_ids, k, None, left)

@@ -54,7 +54,7 @@ class Padding:
         if encodings:
             target = self.target([len(e) for e in encodings])
             for e in encodings:
-                e.pad(target, self)
+                e.pad_to(target, self)
 
     def pad_ids(self, id_lists: list[list[int]]) -> list[list[int]]:
         if not id_lists:

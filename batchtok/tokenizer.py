@@ -16,7 +16,7 @@ from itertools import accumulate, chain, filterfalse, repeat
 from operator import iadd
 from typing import TYPE_CHECKING, TypeVar
 
-from . import load_cache
+from . import alignment, load_cache
 from .added_vocabulary import AddedVocabulary, read_added_tokens
 from .decoders import Decoder, read_decoder
 from .encoding import Encoding, vocab_tokens
@@ -890,17 +890,30 @@ class Tokenizer:
         does), before truncation and post-processing. Its tokens are built when read."""
         ids: list[int] = []
         exceptions: list = []
-        for text in _words(sequence) if is_pretokenized else (_text(sequence),):
+        texts = _words(sequence) if is_pretokenized else _text(sequence)
+        for text in texts if is_pretokenized else (texts,):
             self._extend_ids(text, ids, exceptions)
-        return self._encoding_of(ids, exceptions, type_id)
+        return self._encoding_of(ids, exceptions, type_id, texts, is_pretokenized)
 
     def _encoding_of(
-        self, ids: list[int], exceptions: list | Callable[[], list], type_id: int
+        self,
+        ids: list[int],
+        exceptions: list | Callable[[], list],
+        type_id: int,
+        source: str | list[str],
+        is_pretokenized: bool = False,
     ) -> Encoding:
-        """The Encoding of one sequence's ids and their string exceptions (see vocab_tokens)."""
+        """The Encoding of one sequence's ids and their string exceptions (see vocab_tokens);
+        its offsets and word ids are computed from ``source`` (the text, or the words) when
+        read."""
         # the tokens are looked up from a copy nobody mutates
-        tokens = vocab_tokens(ids[:], self.model, exceptions)
-        return Encoding.of_sequence(ids, tokens, type_id)
+        kept = ids[:]
+        tokens = vocab_tokens(kept, self.model, exceptions)
+
+        def aligned() -> tuple[list, list]:
+            return alignment.sequence(self, source, is_pretokenized, kept)
+
+        return Encoding.of_sequence(ids, tokens, type_id, aligned)
 
     # -- post-processing: truncation, special tokens, padding ----------------------------------
 
@@ -1135,7 +1148,7 @@ class Tokenizer:
                     )
                 )
                 continue
-            encoding = self._encoding_of(*sequence, 0)
+            encoding = self._encoding_of(*sequence, 0, _text(item))
             encodings.append(self._post_process(encoding, None, add_special_tokens))
         if self._padding is not None:
             self._padding.pad_encodings(encodings)

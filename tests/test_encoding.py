@@ -100,7 +100,7 @@ def apply(e: Encoding, op: tuple, lazy: bool) -> Encoding:
         except EncodeError:
             pass
     elif kind == "pad":
-        e.pad(op[1], Padding(op[2], 7, op[3], "[PAD]"))
+        e.pad_to(op[1], Padding(op[2], 7, op[3], "[PAD]"))
     elif kind == "merge":
         eager, lazy_other = twins(*op[1])
         other = lazy_other if lazy else eager

@@ -23,6 +23,11 @@ class Model:
     def tokenize(self, word: str) -> list[int]:
         raise NotImplementedError
 
+    def token_offsets(self, word: str) -> list[tuple[int, int, int]]:
+        """(id, start, end) of each token of :meth:`tokenize`, start and end being UTF-8 byte
+        offsets in ``word`` as the library's model reports them."""
+        raise NotImplementedError(f"{type(self).__name__} reports no offsets")
+
     #: Whether :meth:`tokenize_many` is faster than a :meth:`tokenize` per word.
     tokenizes_many = False
     #: The attribute holding :meth:`tokenize_many`'s tables once built (None until then), which

@@ -192,6 +192,67 @@ class BPE(Model):
             out.append(self._unk())
         return out
 
+    def token_offsets(self, word: str) -> list[tuple[int, int, int]]:
+        """Each token's offsets: the sum of the byte lengths of the initial symbols it merges
+        (found by their strings: a merge's string is the left one's and the right one's
+        without the subword prefix), as the library's ``Word`` counts them."""
+        if self.ignore_merges and word in self.vocab:
+            return [(self.vocab[word], 0, len(word.encode("utf-8")))]
+        symbols = self._symbol_lengths(word)
+        prefix_bytes = len(self.prefix.encode("utf-8"))
+        out = []
+        j = at = 0
+        for token_id in self.tokenize(word):
+            target = self.vocab_r[token_id]
+            text, size = symbols[j]
+            j += 1
+            while text != target and j < len(symbols) and len(text) < len(target):
+                more, more_size = symbols[j]
+                j += 1
+                stripped = _strip_prefix_bytes(more, prefix_bytes) if prefix_bytes else more
+                text += more if stripped is None else stripped
+                size += more_size
+            if text != target:
+                raise EncodeError(f"batchtok bug: no offsets for BPE token {target!r} of {word!r}")
+            out.append((token_id, at, at + size))
+            at += size
+        return out
+
+    def _symbol_lengths(self, word: str) -> list[tuple[str, int]]:
+        """:meth:`_symbols` with the byte length the library gives each: a char's own (not its
+        prefix's or suffix's), 1 for a byte-fallback token, the chars' for an unk."""
+        vocab = self.symbol_vocab
+        out: list[tuple[str, int]] = []
+        pending = 0
+        last = len(word) - 1
+        for i, ch in enumerate(word):
+            size = len(ch.encode("utf-8"))
+            piece = ch
+            if i > 0 and self.prefix:
+                piece = self.prefix + piece
+            if i == last and self.suffix:
+                piece = piece + self.suffix
+            if piece in vocab:
+                if pending:
+                    out.append((self._unk(), pending))
+                    pending = 0
+                out.append((piece, size))
+                continue
+            if self.byte_fallback:
+                tokens = [self._byte_tokens[b] for b in piece.encode("utf-8")]
+                if all(t in vocab for t in tokens):
+                    out += [(t, 1) for t in tokens]
+                    continue
+            if self.unk_token is None:
+                continue
+            if pending and not self.fuse_unk:
+                out.append((self._unk(), pending))
+                pending = 0
+            pending += size
+        if pending:
+            out.append((self._unk(), pending))
+        return out
+
     def byte_token_strings(self) -> list[str]:
         """The 256 byte-fallback token strings, ``<0x00>`` to ``<0xFF>``."""
         return self._byte_tokens

@@ -444,6 +444,18 @@ class Unigram(Model):
             self._scores[part] = found
         return found
 
+    def token_offsets(self, word: str) -> list[tuple[int, int, int]]:
+        """Each piece's offsets; the byte-fallback tokens of an unknown piece all get the
+        piece's, as in the library."""
+        out = []
+        at = 0
+        for text in self.segment(word):
+            size = len(text.encode("utf-8"))
+            ids, _ = self._ids_and_tokens(text, [text])
+            out += [(i, at, at + size) for i in ids]
+            at += size
+        return out
+
     def token_strings(self, word: str) -> list[str]:
         """The token strings tokenizers reports for ``word``: unknown text stays as written."""
         return self._ids_and_tokens(word)[1]

@@ -24,6 +24,9 @@ class WordLevel(Model):
             raise EncodeError(_MISSING_UNK)
         return [token_id]
 
+    def token_offsets(self, word: str) -> list[tuple[int, int, int]]:
+        return [(self.tokenize(word)[0], 0, len(word.encode("utf-8")))]
+
     def describe(self) -> str:
         return f"WordLevel(vocab={len(self.vocab)}, unk_token={self.unk_token!r})"
 

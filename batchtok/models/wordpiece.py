@@ -62,6 +62,21 @@ class WordPiece(Model):
             longest = self._longest_next
         return ids
 
+    def token_offsets(self, word: str) -> list[tuple[int, int, int]]:
+        ids = self.tokenize(word)
+        n = len(self.prefix)
+        pieces = [self.vocab_r[i] if k == 0 else self.vocab_r[i][n:] for k, i in enumerate(ids)]
+        if "".join(pieces) != word:
+            # the unk token stands for the whole word
+            return [(ids[0], 0, len(word.encode("utf-8")))]
+        out = []
+        at = 0
+        for token_id, piece in zip(ids, pieces):
+            size = len(piece.encode("utf-8"))
+            out.append((token_id, at, at + size))
+            at += size
+        return out
+
     tokenizes_many = True
 
     _TABLES = "_tries"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from ..alignment import Aligned
 from ..utils.spec import Spec
 
 
@@ -20,6 +21,10 @@ class Normalizer:
         aligned to offset 0 always form a prefix and one count describes them.
         """
         raise NotImplementedError
+
+    def align(self, s: Aligned) -> Aligned:
+        """:meth:`normalize` with each char's alignment, as `tokenizers` computes it."""
+        raise NotImplementedError(f"{type(self).__name__} tracks no alignment")
 
     def absent_chars(self) -> frozenset[str]:
         """Chars no output of :meth:`normalize` ever holds, whatever the input."""

@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import re
 
+from .. import alignment
 from .._tables import bert as bert_tables
+from ..alignment import Aligned
 from ..utils.spec import Spec
 from ..utils.translate import SparseTranslate
 from .base import Normalizer, per_char
@@ -79,6 +81,20 @@ class BertNormalizer(Normalizer):
         if self._lower is not None:
             count = per_char(self._lower.normalize, text, count)
         return count
+
+    def align(self, s: Aligned) -> Aligned:
+        clean, nonspacing = _translations()
+        if self.clean_text:
+            s = alignment.filter_chars(s, lambda ch: clean.get(ord(ch), "") is not None)
+            s = alignment.map_chars(s, lambda ch: clean.get(ord(ch)) or ch)
+        if self.handle_chinese_chars and not s.text.isascii():
+            s = alignment.per_char(s, lambda ch: _CJK.sub(r" \1 ", ch))
+        if self._nfd is not None:
+            s = self._nfd.align(s)
+            s = alignment.filter_chars(s, lambda ch: ord(ch) not in nonspacing)
+        if self._lower is not None:
+            s = self._lower.align(s)
+        return s
 
     def describe(self) -> str:
         return (

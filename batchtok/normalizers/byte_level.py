@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .. import alignment
+from ..alignment import Aligned
 from ..utils.byte_level import byte_level_map
 from .base import Normalizer, per_char
 
@@ -14,3 +16,6 @@ class ByteLevel(Normalizer):
 
     def leading_at_origin(self, text: str, count: int) -> int:
         return per_char(self.normalize, text, count)
+
+    def align(self, s: Aligned) -> Aligned:
+        return alignment.per_char(s, byte_level_map)

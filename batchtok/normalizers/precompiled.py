@@ -26,6 +26,7 @@ from collections.abc import Iterator
 import regex
 
 from .._tables.grapheme import REGEX_FINGERPRINT, REGEX_VERSION, STAND_INS
+from ..alignment import Aligned
 from ..utils.spec import Spec
 from ..utils.translate import BEYOND_BMP, SparseTranslate, ranges
 from .base import Normalizer, leading_through
@@ -499,6 +500,12 @@ class Precompiled(Normalizer):
 
     def leading_at_origin(self, text: str, count: int) -> int:
         return leading_through(self.map.changes(text), count)
+
+    def align(self, s: Aligned) -> Aligned:
+        out = self.normalize(s.text)
+        if out == s.text:
+            return s  # the library transforms only a modified text: the same alignments
+        return s.transform(zip(out, self.map.changes(s.text)))
 
     @classmethod
     def from_spec(cls, spec: Spec) -> Precompiled:

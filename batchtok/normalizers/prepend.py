@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .. import alignment
+from ..alignment import Aligned
 from ..utils.spec import Spec
 from .base import Normalizer
 
@@ -16,6 +18,9 @@ class Prepend(Normalizer):
     def leading_at_origin(self, text: str, count: int) -> int:
         # The prepended chars are aligned to the first char.
         return count + len(self.prepend) if count else 0
+
+    def align(self, s: Aligned) -> Aligned:
+        return alignment.prepend(s, self.prepend)
 
     def describe(self) -> str:
         return f"Prepend({self.prepend!r})"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import alignment
+from ..alignment import Aligned
 from ..errors import EncodeError
 from ..utils.onig import OnigPattern, escape_literal
 from ..utils.patterns import compile_checked, read_pattern
@@ -45,6 +47,10 @@ class Replace(Normalizer):
             out += len(self.content)
             prev = end
         return out + max(0, count - prev)
+
+    def align(self, s: Aligned) -> Aligned:
+        self.normalize(s.text)  # refuses what normalize refuses
+        return alignment.replace_spans(s, list(self._spans(s.text)), self.content)
 
     def _spans(self, text: str) -> Iterator[tuple[int, int]]:
         if self.literal is None:

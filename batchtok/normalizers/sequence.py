@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..alignment import Aligned
 from ..metaspace import Metaspace as MetaspaceTransform
 from ..utils.spec import Spec, read_components
 from .base import Normalizer
@@ -33,6 +34,11 @@ class Sequence(Normalizer):
 
     def steps(self) -> list[Normalizer]:
         return list(self.normalizers)
+
+    def align(self, s: Aligned) -> Aligned:
+        for n in self.normalizers:
+            s = n.align(s)
+        return s
 
     def absent_chars(self) -> frozenset[str]:
         return self.normalizers[-1].absent_chars() if self.normalizers else frozenset()
@@ -88,6 +94,11 @@ class MetaspaceNormalizer(Normalizer):
     def leading_at_origin(self, text: str, count: int) -> int:
         # Prepend aligns its char to the first one; Replace of one char keeps alignments.
         return count + 1 if count else 0
+
+    def align(self, s: Aligned) -> Aligned:
+        for n in self.steps():
+            s = n.align(s)
+        return s
 
     def steps(self) -> list[Normalizer]:
         return [self.prepend, self.replace]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 
+from .. import alignment
 from .._tables import bert as bert_tables
+from ..alignment import Aligned
 from ..utils.spec import Spec
 from ..utils.translate import SparseTranslate
 from .base import Normalizer, per_char
@@ -32,6 +34,9 @@ class Strip(Normalizer):
         lead = len(text) - len(text.lstrip(WHITE_SPACE)) if self.left else 0
         end = len(text.rstrip(WHITE_SPACE)) if self.right else len(text)
         return max(0, min(count, end) - lead)
+
+    def align(self, s: Aligned) -> Aligned:
+        return alignment.strip(s, self.left, self.right, WHITE_SPACE)
 
     def describe(self) -> str:
         return f"Strip(left={self.left}, right={self.right})"
@@ -62,6 +67,10 @@ class StripAccents(Normalizer):
 
     def leading_at_origin(self, text: str, count: int) -> int:
         return per_char(self.normalize, text, count)
+
+    def align(self, s: Aligned) -> Aligned:
+        marks = self._marks
+        return alignment.filter_chars(s, lambda ch: ord(ch) not in marks)
 
 
 @functools.cache

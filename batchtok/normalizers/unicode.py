@@ -7,7 +7,9 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 
+from .. import alignment
 from .._tables.unicode import DIFFERENCES, UNIDATA_VERSION
+from ..alignment import Aligned
 from ..utils.spec import Spec
 from ..utils.translate import SparseTranslate
 from .base import Normalizer, leading_through, per_char
@@ -54,6 +56,9 @@ class UnicodeForm(Normalizer):
     def leading_at_origin(self, text: str, count: int) -> int:
         changes = (change for _, change in self.changes(text))
         return leading_through(changes, count)
+
+    def align(self, s: Aligned) -> Aligned:
+        return s if s.text.isascii() else s.transform(self.changes(s.text))
 
     def changes(self, text: str) -> Iterator[tuple[str, int]]:
         """The output chars with their ``transform`` changes, as the library's
@@ -188,6 +193,11 @@ class Lowercase(Normalizer):
     def leading_at_origin(self, text: str, count: int) -> int:
         return per_char(self.normalize, text, count)
 
+    def align(self, s: Aligned) -> Aligned:
+        if s.text.isascii():
+            return Aligned(s.text.lower(), s.align, s.shift)
+        return alignment.per_char(s, self.normalize)
+
 
 @functools.cache
 def _sparse_lowercase() -> SparseTranslate:
@@ -212,6 +222,12 @@ class Nmt(Normalizer):
 
     def leading_at_origin(self, text: str, count: int) -> int:
         return per_char(self.normalize, text, count)
+
+    def align(self, s: Aligned) -> Aligned:
+        # the library's filter of the deleted chars, then its map of the others
+        table = self._table
+        kept = alignment.filter_chars(s, lambda ch: table.get(ord(ch), "") is not None)
+        return alignment.map_chars(kept, lambda ch: table.get(ord(ch)) or ch)
 
 
 @functools.cache

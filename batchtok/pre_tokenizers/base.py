@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..alignment import Aligned
 from ..metaspace import AtStart
 from ..utils.spec import Spec
 
@@ -22,6 +23,12 @@ class PreTokenizer:
     def piece_spans(self, text: str) -> list[tuple[int, int]]:
         """(start, end) of each piece of ``text``, for stages that only cut pieces out."""
         raise NotImplementedError
+
+    def split_aligned(self, s: Aligned) -> list[Aligned]:
+        """The pieces of one aligned string, each with its alignments, as `tokenizers` splits
+        a ``NormalizedString`` (empty pieces dropped). This default serves the stages that only
+        cut pieces out."""
+        return s.spans(self.piece_spans(s.text))
 
     def describe(self) -> str:
         return type(self).__name__

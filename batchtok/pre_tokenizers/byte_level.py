@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .. import alignment
+from ..alignment import Aligned
 from ..metaspace import AtStart
 from ..utils.byte_level import byte_level_map
 from ..utils.spec import Spec
@@ -48,6 +50,12 @@ class ByteLevel(PreTokenizer):
             return out
         # each byte's char is aligned to the char it comes from
         return [(byte_level_map(p), len(p[:c].encode("utf-8"))) for p, c in out]
+
+    def split_aligned(self, s: Aligned) -> list[Aligned]:
+        if self.add_prefix_space and not s.text.startswith(" "):
+            s = alignment.prepend(s, " ")
+        pieces = s.spans(self.splitter.piece_spans(s.text)) if self.splitter is not None else [s]
+        return [alignment.per_char(p, byte_level_map) for p in pieces if p.text]
 
     def describe(self) -> str:
         return f"ByteLevel(add_prefix_space={self.add_prefix_space}, use_regex={self.use_regex})"

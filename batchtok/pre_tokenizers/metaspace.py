@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .. import alignment
+from ..alignment import Aligned
 from ..metaspace import AtStart, read_metaspace
 from ..metaspace import Metaspace as MetaspaceTransform
 from ..utils.spec import Spec
@@ -23,6 +25,20 @@ class Metaspace(PreTokenizer):
 
     def split_counted(self, piece: str, count: int) -> list[tuple[str, int]]:
         return self.metaspace.pieces_counted(piece, count)
+
+    def split_aligned(self, s: Aligned) -> list[Aligned]:
+        m = self.metaspace
+        r = m.replacement
+        text = s.text
+        s = alignment.replace_spans(s, [(i, i + 1) for i, ch in enumerate(text) if ch == " "], r)
+        if m.prepend_scheme == "always" or (m.prepend_scheme == "first" and s.shift == 0):
+            if not (m.skip_if_leading and s.text.startswith(r)):
+                s = alignment.prepend(s, r)
+        if not m.split:
+            return [s]
+        text = s.text
+        starts = [i for i, ch in enumerate(text) if ch == r and i > 0]
+        return s.spans(zip([0, *starts], [*starts, len(text)]))
 
     def describe(self) -> str:
         return self.metaspace.describe()

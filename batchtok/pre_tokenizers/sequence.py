@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 
+from ..alignment import Aligned
 from ..metaspace import AtStart
 from ..utils.spec import Spec, read_components
 from .base import PreTokenizer
@@ -48,6 +49,12 @@ class Sequence(PreTokenizer):
         for stage in self.pretokenizers:
             counted = [x for p, c in counted for x in stage.split_counted(p, c)]
         return counted
+
+    def split_aligned(self, s: Aligned) -> list[Aligned]:
+        pieces = [s]
+        for stage in self.pretokenizers:
+            pieces = [x for p in pieces for x in stage.split_aligned(p) if x.text]
+        return pieces
 
     def describe(self) -> str:
         return "Sequence[" + ", ".join(p.describe() for p in self.pretokenizers) + "]"

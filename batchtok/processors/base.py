@@ -37,7 +37,7 @@ class PostProcessor:
             for o in e.overflowing:
                 o.set_sequence_id(i)
             e.set_type_ids(i)
-        return Encoding.merge(self.process_encodings(encodings, add_special_tokens))
+        return Encoding.merged(self.process_encodings(encodings, add_special_tokens))
 
     def describe(self) -> str:
         return type(self).__name__

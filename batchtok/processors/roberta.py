@@ -5,10 +5,16 @@ from __future__ import annotations
 from ..encoding import Encoding
 from ..utils.spec import Spec
 from .bert import BertProcessing, read_special_token
+from .byte_level import trim_offsets
 
 
 class RobertaProcessing(BertProcessing):
-    """``<s> A </s>`` and ``</s> B </s>``, every type id 0 (with or without special tokens)."""
+    """``<s> A </s>`` and ``</s> B </s>``, every type id 0 (with or without special tokens);
+    with ``trim_offsets``, spaces trimmed out of the offsets as ByteLevel's post-processor
+    does."""
+
+    trim_offsets = False
+    add_prefix_space = False
 
     def added_tokens(self, is_pair: bool) -> int:
         return 4 if is_pair else 2
@@ -16,7 +22,9 @@ class RobertaProcessing(BertProcessing):
     def process_encodings(
         self, encodings: list[Encoding], add_special_tokens: bool
     ) -> list[Encoding]:
-        # trim_offsets only moves offsets, which are not tracked
+        if self.trim_offsets:
+            for e in encodings:
+                trim_offsets(e, self.add_prefix_space)
         for e in encodings:
             e.set_type_ids(0)
         return super().process_encodings(encodings, add_special_tokens)
@@ -31,6 +39,8 @@ class RobertaProcessing(BertProcessing):
 
     @classmethod
     def from_spec(cls, spec: Spec) -> RobertaProcessing:
-        spec.boolean("trim_offsets")
-        spec.boolean("add_prefix_space")
-        return cls(read_special_token(spec, "sep"), read_special_token(spec, "cls"))
+        trim = spec.boolean("trim_offsets")
+        add_prefix_space = spec.boolean("add_prefix_space")
+        out = cls(read_special_token(spec, "sep"), read_special_token(spec, "cls"))
+        out.trim_offsets, out.add_prefix_space = trim, add_prefix_space
+        return out
