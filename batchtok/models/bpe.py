@@ -163,34 +163,7 @@ class BPE(Model):
         if not self.prefix and not self.suffix:
             if all(map(vocab.__contains__, word)):
                 return list(word)
-        out: list[str] = []
-        pending_unk = False
-        last = len(word) - 1
-        for i, ch in enumerate(word):
-            piece = ch
-            if i > 0 and self.prefix:
-                piece = self.prefix + piece
-            if i == last and self.suffix:
-                piece = piece + self.suffix
-            if piece in vocab:
-                if pending_unk:
-                    out.append(self._unk())
-                    pending_unk = False
-                out.append(piece)
-                continue
-            if self.byte_fallback:
-                tokens = [self._byte_tokens[b] for b in piece.encode("utf-8")]
-                if all(t in vocab for t in tokens):
-                    out += tokens  # a pending unk stays pending, as in tokenizers
-                    continue
-            if self.unk_token is None:
-                continue  # silently dropped, as in tokenizers
-            if pending_unk and not self.fuse_unk:
-                out.append(self._unk())
-            pending_unk = True
-        if pending_unk:
-            out.append(self._unk())
-        return out
+        return [symbol for symbol, _ in self._symbol_lengths(word)]
 
     def token_offsets(self, word: str) -> list[tuple[int, int, int]]:
         """Each token's offsets: the sum of the byte lengths of the initial symbols it merges
