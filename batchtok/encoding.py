@@ -11,6 +11,7 @@ walking the text again with alignments (:mod:`batchtok.alignment`), only when re
 
 from __future__ import annotations
 
+import warnings
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping
 from itertools import repeat
@@ -323,6 +324,80 @@ class Encoding:
             start, end = self._ranges.get(seq_id, (0, len(self.ids)))
             out[start:end] = [seq_id] * (end - start)
         return out
+
+    @property
+    def words(self) -> list[int | None]:
+        """:attr:`word_ids` under the name the library deprecated (it warns, as here)."""
+        warnings.warn(
+            "Encoding.words is deprecated, please use Encoding.word_ids instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.word_ids
+
+    def _sequence_range(self, sequence_index: int) -> tuple[int, int]:
+        return self._ranges.get(sequence_index, (0, len(self.ids)))
+
+    def token_to_sequence(self, token_index: int) -> int | None:
+        """The index of the sequence the token belongs to (0 for a single sequence; None for a
+        special token of a pair, or an index past the end)."""
+        if token_index > len(self.ids):
+            return None
+        if not self._ranges:
+            return 0
+        for seq_id, (start, end) in self._ranges.items():
+            if start <= token_index < end:
+                return seq_id
+        return None
+
+    def token_to_chars(self, token_index: int) -> tuple[int, int] | None:
+        """The token's offsets in its sequence's text."""
+        if self.token_to_sequence(token_index) is None or token_index >= len(self.ids):
+            return None
+        return self.offsets[token_index]
+
+    def token_to_word(self, token_index: int) -> int | None:
+        """The index of the word the token comes from, in its sequence."""
+        if self.token_to_sequence(token_index) is None or token_index >= len(self.ids):
+            return None
+        return self.word_ids[token_index]
+
+    def word_to_tokens(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
+        """(first token, past the last token) of the word in the given sequence."""
+        start, end = self._sequence_range(sequence_index)
+        words = self.word_ids[start:end]
+        first = last = None
+        for i, w in enumerate(words):
+            if w is not None and w > word_index:
+                break  # the library stops at the first later word (None sorts first)
+            if w == word_index:
+                if first is None:
+                    first = i
+                last = i + 1
+        if first is None or last is None:
+            return None
+        return (start + first, start + last)
+
+    def word_to_chars(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
+        """The word's offsets in its sequence's text."""
+        found = self.word_to_tokens(word_index, sequence_index)
+        if found is None or found[1] == 0:
+            return None
+        offsets = self.offsets
+        return (offsets[found[0]][0], offsets[found[1] - 1][1])
+
+    def char_to_token(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        """The token whose offsets hold the char (the first such) in the given sequence."""
+        start, end = self._sequence_range(sequence_index)
+        for i, (a, b) in enumerate(self.offsets[start:end]):
+            if a <= char_pos < b:
+                return start + i
+        return None
+
+    def char_to_word(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        """The word holding the char in the given sequence."""
+        token = self.char_to_token(char_pos, sequence_index)
+        return None if token is None else self.token_to_word(token)
 
     def set_sequence_id(self, sequence_id: int) -> None:
         self._ranges[sequence_id] = (0, len(self.ids))
