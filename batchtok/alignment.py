@@ -22,12 +22,14 @@ The ids found by this walk are compared with the ones encode gave: if they ever 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from .errors import EncodeError
 
 if TYPE_CHECKING:
+    from .models import Model
     from .tokenizer import Tokenizer
 
 Offsets = tuple[int, int]
@@ -94,22 +96,35 @@ class Aligned:
         """The non-empty slices at char ``spans``."""
         return [self.slice(a, b) for a, b in spans if b > a]
 
-    def original(self, start: int, stop: int) -> Offsets:
-        """Input byte offsets of the bytes ``start:stop`` of the text (``convert_offsets`` of
-        a normalized range, plus the shift)."""
-        if start == stop:
-            return (self.shift + start, self.shift + stop)
-        text = self.text
-        if text.isascii():
-            first, last = start, stop - 1
-            if stop > len(text):
-                return (start, stop)  # outside: the library keeps the token's own offsets
-        else:
-            chars = _byte_to_char(text)
-            if stop > len(chars):
-                return (start, stop)
-            first, last = chars[start], chars[stop - 1]
+    def original(self, span: Span) -> Offsets:
+        """Input byte offsets of a token's span (``convert_offsets`` of its normalized range,
+        plus the shift)."""
+        _, start, stop, first, last = span
+        if first < 0:
+            if start == stop:
+                return (self.shift + start, self.shift + stop)
+            return (start, stop)  # outside the text: the library keeps the token's own
         return (self.align[first][0], self.align[last][1])
+
+
+# A token's span in a piece: (id, start byte, end byte, first char, last char), the chars
+# being those its bytes fall in (-1, -1 for an empty span or one past the text).
+Span = tuple[int, int, int, int, int]
+
+
+def spans_of(text: str, offsets: list[tuple[int, int, int]]) -> list[Span]:
+    """Each (id, start byte, end byte) with the chars of ``text`` it covers."""
+    chars = None if text.isascii() else _byte_to_char(text)
+    n = len(text) if chars is None else len(chars)
+    out = []
+    for token_id, a, b in offsets:
+        if a == b or b > n:
+            out.append((token_id, a, b, -1, -1))
+        elif chars is None:
+            out.append((token_id, a, b, a, b - 1))
+        else:
+            out.append((token_id, a, b, chars[a], chars[b - 1]))
+    return out
 
 
 def _utf8_len(ch: str) -> int:
@@ -121,7 +136,10 @@ def _byte_to_char(text: str) -> list[int]:
     """The char index of each UTF-8 byte of ``text``."""
     out: list[int] = []
     for i, ch in enumerate(text):
-        out += [i] * _utf8_len(ch)
+        if ch < "\x80":
+            out.append(i)
+        else:
+            out += [i] * _utf8_len(ch)
     return out
 
 
@@ -130,13 +148,32 @@ def _byte_to_char(text: str) -> list[int]:
 
 def per_char(s: Aligned, convert: Callable[[str], str]) -> Aligned:
     """Each char replaced by ``convert(char)`` (at least one char), the extra ones inserted
-    (``lowercase``, ``ByteLevel``, CJK padding: all aligned to the char they come from)."""
-    items: list[tuple[str, int]] = []
-    for ch in s.text:
+    (``lowercase``, ``ByteLevel``, CJK padding): the transform's first new char replaces the
+    old one and the others are inserted after it, so all are aligned to it."""
+    chars: list[str] = []
+    align: list[Offsets] = []
+    for ch, a in zip(s.text, s.align):
         out = convert(ch)
-        items.append((out[0], 0))
-        items += [(c, 1) for c in out[1:]]
-    return s.transform(items)
+        chars.append(out)
+        if len(out) == 1:
+            align.append(a)
+        else:
+            align += [a] * len(out)
+    return Aligned("".join(chars), align, s.shift)
+
+
+def bytes_as_chars(s: Aligned, mapped: str) -> Aligned:
+    """``s`` with each UTF-8 byte shown as one char (``mapped``: the byte-level text of
+    ``s.text``), each aligned to the char it is a byte of (:func:`per_char` of ByteLevel)."""
+    if len(mapped) == len(s.text):
+        return Aligned(mapped, s.align, s.shift)
+    align: list[Offsets] = []
+    for ch, a in zip(s.text, s.align):
+        if ch < "\x80":
+            align.append(a)
+        else:
+            align += [a] * _utf8_len(ch)
+    return Aligned(mapped, align, s.shift)
 
 
 def filter_chars(s: Aligned, keep: Callable[[str], bool]) -> Aligned:
@@ -269,19 +306,45 @@ def tokens(tok: Tokenizer, text: str, word: int | None = None) -> list[Token]:
     """The tokens of one text (a sequence, or one word of a pre-tokenized one) before
     post-processing, with their char offsets in ``text`` and word ids (``word``: every
     token's, as for a pre-tokenized word; else each split's index)."""
-    model = tok.model
+    model_offsets = _model_offsets(tok.model)
     out: list[Token] = []
     to_chars = _char_offsets(text)
     for i, (s, token_id) in enumerate(splits(tok, text)):
         w = i if word is None else word
         if token_id is not None:
-            start, end = to_chars(s.original(0, len(s.text.encode("utf-8"))))
+            last = len(s.text) - 1
+            start, end = to_chars(s.original((token_id, 0, 1, 0, last)))
             out.append(Token(token_id, start, end, w))
             continue
-        for found, a, b in model.token_offsets(s.text):
-            start, end = to_chars(s.original(a, b))
-            out.append(Token(found, start, end, w))
+        for span in model_offsets(s.text):
+            start, end = to_chars(s.original(span))
+            out.append(Token(span[0], start, end, w))
     return out
+
+
+# Each model's token offsets of the pieces it has seen lately: words repeat.
+OFFSETS_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+OFFSETS_CACHE_ENTRIES = 50_000
+
+
+def _model_offsets(model: Model) -> Callable[[str], list[Span]]:
+    """The spans of ``model.token_offsets``, remembered per piece (the cache is emptied when
+    full)."""
+    try:
+        cache = OFFSETS_CACHES[model]
+    except KeyError:
+        cache = OFFSETS_CACHES[model] = {}
+    compute = model.token_offsets
+
+    def offsets(piece: str) -> list[Span]:
+        found = cache.get(piece)
+        if found is None:
+            if len(cache) >= OFFSETS_CACHE_ENTRIES:
+                cache.clear()
+            found = cache[piece] = spans_of(piece, compute(piece))
+        return found
+
+    return offsets
 
 
 def _char_offsets(text: str) -> Callable[[Offsets], Offsets]:

@@ -189,6 +189,13 @@ def vocab_tokens(ids: list[int], model: HasVocabR, exceptions: list | Callable[[
     return tuple(out)
 
 
+def _unsigned(index: int) -> int:
+    """An index as the library's binding takes it (a Rust usize)."""
+    if index < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    return index
+
+
 class _Column:
     """A public Encoding attribute: expanded to a list on first read; assignable."""
 
@@ -336,12 +343,12 @@ class Encoding:
         return self.word_ids
 
     def _sequence_range(self, sequence_index: int) -> tuple[int, int]:
-        return self._ranges.get(sequence_index, (0, len(self.ids)))
+        return self._ranges.get(_unsigned(sequence_index), (0, len(self.ids)))
 
     def token_to_sequence(self, token_index: int) -> int | None:
         """The index of the sequence the token belongs to (0 for a single sequence; None for a
         special token of a pair, or an index past the end)."""
-        if token_index > len(self.ids):
+        if _unsigned(token_index) > len(self.ids):
             return None
         if not self._ranges:
             return 0
@@ -364,6 +371,8 @@ class Encoding:
 
     def word_to_tokens(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
         """(first token, past the last token) of the word in the given sequence."""
+        if word_index < 0:
+            raise OverflowError("number too small to fit in target type")
         start, end = self._sequence_range(sequence_index)
         words = self.word_ids[start:end]
         first = last = None
@@ -388,6 +397,7 @@ class Encoding:
 
     def char_to_token(self, char_pos: int, sequence_index: int = 0) -> int | None:
         """The token whose offsets hold the char (the first such) in the given sequence."""
+        _unsigned(char_pos)
         start, end = self._sequence_range(sequence_index)
         for i, (a, b) in enumerate(self.offsets[start:end]):
             if a <= char_pos < b:

@@ -18,4 +18,4 @@ class ByteLevel(Normalizer):
         return per_char(self.normalize, text, count)
 
     def align(self, s: Aligned) -> Aligned:
-        return alignment.per_char(s, byte_level_map)
+        return alignment.bytes_as_chars(s, byte_level_map(s.text))

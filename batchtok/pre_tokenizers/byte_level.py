@@ -55,7 +55,7 @@ class ByteLevel(PreTokenizer):
         if self.add_prefix_space and not s.text.startswith(" "):
             s = alignment.prepend(s, " ")
         pieces = s.spans(self.splitter.piece_spans(s.text)) if self.splitter is not None else [s]
-        return [alignment.per_char(p, byte_level_map) for p in pieces if p.text]
+        return [alignment.bytes_as_chars(p, byte_level_map(p.text)) for p in pieces if p.text]
 
     def describe(self) -> str:
         return f"ByteLevel(add_prefix_space={self.add_prefix_space}, use_regex={self.use_regex})"

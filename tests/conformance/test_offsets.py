@@ -6,6 +6,7 @@ with lstrip/rstrip/normalized; and they are computed only when read."""
 from __future__ import annotations
 
 import json
+import weakref
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -268,8 +269,31 @@ def test_offsets_are_computed_only_when_read(monkeypatch):
 def test_a_walk_that_disagrees_with_encode_is_reported_not_returned(monkeypatch):
     ours, _ = pair_for("llama3")
     encoding = ours.encode("Hello world")
+    monkeypatch.setattr(alignment, "OFFSETS_CACHES", weakref.WeakKeyDictionary())
     monkeypatch.setattr(
         type(ours.model), "token_offsets", lambda self, word: [(0, 0, len(word.encode()))]
     )
     with pytest.raises(alignment.AlignmentMismatch, match="batchtok bug"):
         assert encoding.offsets is None  # never reached
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda e: e.char_to_token(-1),
+        lambda e: e.char_to_token(1, -1),
+        lambda e: e.char_to_word(-1),
+        lambda e: e.token_to_chars(-1),
+        lambda e: e.token_to_word(-1),
+        lambda e: e.token_to_sequence(-2),
+        lambda e: e.word_to_tokens(-1),
+        lambda e: e.word_to_chars(-1),
+        lambda e: e.word_to_tokens(0, 3),
+        lambda e: e.char_to_token(1, 5),
+    ],
+)
+def test_position_methods_refuse_negative_indices_as_the_library(call):
+    ours, ref = pair_for("llama3")
+    assert outcome(lambda: call(ours.encode("hi there"))) == outcome(
+        lambda: call(ref.encode("hi there"))
+    )
