@@ -297,3 +297,61 @@ def test_position_methods_refuse_negative_indices_as_the_library(call):
     assert outcome(lambda: call(ours.encode("hi there"))) == outcome(
         lambda: call(ref.encode("hi there"))
     )
+
+
+def _variant(name: str, **changes) -> tuple[batchtok.Tokenizer, object]:
+    data = json.loads(tokenizer_json(name)) if name != "base" else dict(byte_level_base())
+    data.update(changes)
+    return pair_from_json(json.dumps(data, ensure_ascii=False))
+
+
+def _byte_level(trim: bool, prefix: bool) -> dict:
+    return {
+        "type": "ByteLevel",
+        "add_prefix_space": prefix,
+        "trim_offsets": trim,
+        "use_regex": True,
+    }
+
+
+TRIM_VARIANTS = {
+    # the real file's own post-processor has trim_offsets false: here true, both prefix ways
+    "llama3-trim": ("llama3", {"post_processor": _byte_level(True, True)}),
+    "llama3-trim-noprefix": ("llama3", {"post_processor": _byte_level(True, False)}),
+    # a pre-tokenizer that adds the prefix space the trim then keeps
+    "base-prefix-trim": (
+        "base",
+        {"pre_tokenizer": _byte_level(True, True), "post_processor": _byte_level(True, True)},
+    ),
+    "base-roberta-trim": (
+        "base",
+        {
+            "pre_tokenizer": _byte_level(True, True),
+            "post_processor": {
+                "type": "RobertaProcessing",
+                "sep": ["</s>", 1],
+                "cls": ["<s>", 0],
+                "trim_offsets": True,
+                "add_prefix_space": True,
+            },
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(TRIM_VARIANTS))
+def test_trim_offsets_of_byte_level_and_roberta(variant):
+    name, changes = TRIM_VARIANTS[variant]
+    ours, ref = _variant(name, **changes)
+    texts = _texts()[:40] + ["  two leading", "trailing  ", " \t\n mixed \u3000 spaces  "]
+
+    @settings(max_examples=examples(300, fast=25), deadline=None, database=None)
+    @given(text, st.none() | text)
+    def arbitrary(s, pair):
+        assert_same(ours, ref, s, pair)
+
+    for t in texts:
+        assert_same(ours, ref, t)
+        assert_same(ours, ref, t, t[::-1])
+        assert_same(ours, ref, t.split(" "), is_pretokenized=True)
+    arbitrary()
