@@ -10,6 +10,7 @@ from .errors import DecodeError, EncodeError, TokenizerFileError
 
 __version__ = "0.1.0"
 __all__ = [
+    "AddedToken",
     "DecodeError",
     "VerificationError",
     "verify",
@@ -21,6 +22,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .added_vocabulary import AddedToken
     from .encoding import Encoding
     from .runner.verify import VerificationError, verify
     from .tokenizer import Tokenizer
@@ -31,6 +33,10 @@ def __getattr__(name: str):
         from . import tokenizer
 
         return getattr(tokenizer, name)
+    if name == "AddedToken":
+        from . import added_vocabulary
+
+        return added_vocabulary.AddedToken
     if name in ("verify", "VerificationError"):  # (the runner's: it reads outputs)
         from .runner import verify
 

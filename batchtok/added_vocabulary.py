@@ -9,10 +9,10 @@ non-overlapping; a match that breaks ``single_word`` is dropped without retrying
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 
 from ._tables.onig import RANGES
 from .errors import EncodeError, TokenizerFileError
@@ -41,14 +41,94 @@ def is_word_char(ch: str) -> bool:
     return ord(ch) in _rust_word_chars()
 
 
-@dataclass(frozen=True)
+# An added token's fields, in the order a tokenizer.json lists them
+TOKEN_FIELDS = ("content", "single_word", "lstrip", "rstrip", "normalized", "special")
+
+
 class AddedToken:
-    content: str
-    single_word: bool
-    lstrip: bool
-    rstrip: bool
-    normalized: bool
-    special: bool
+    """A token added to a tokenizer, as ``tokenizers.AddedToken``: ``content`` and its flags.
+
+    The flags are keywords, as the library takes them; ``normalized`` left unset is ``not
+    special`` (so False for a token given to ``add_special_tokens``). ``content`` and
+    ``special`` can be set, the other flags only read. Equal tokens have equal content and
+    flags; the hash is the content's, as in the library.
+    """
+
+    __slots__ = ("content", "special", "_single_word", "_lstrip", "_rstrip", "_normalized")
+
+    def __init__(
+        self,
+        content: str | None = None,
+        *,
+        single_word: bool = False,
+        lstrip: bool = False,
+        rstrip: bool = False,
+        normalized: bool | None = None,
+        special: bool = False,
+    ) -> None:
+        self.content = "" if content is None else content
+        self.special = bool(special)
+        self._single_word = bool(single_word)
+        self._lstrip = bool(lstrip)
+        self._rstrip = bool(rstrip)
+        self._normalized = None if normalized is None else bool(normalized)
+
+    @property
+    def single_word(self) -> bool:
+        return self._single_word
+
+    @property
+    def lstrip(self) -> bool:
+        return self._lstrip
+
+    @property
+    def rstrip(self) -> bool:
+        return self._rstrip
+
+    @property
+    def normalized(self) -> bool:
+        return not self.special if self._normalized is None else self._normalized
+
+    def _key(self) -> tuple:
+        return tuple(getattr(self, name) for name in TOKEN_FIELDS)
+
+    def frozen(self) -> AddedToken:
+        """A copy with every flag set, which a later change of this one leaves as it is."""
+        return AddedToken(**self.as_dict())
+
+    def as_dict(self) -> dict:
+        """The token's fields as a tokenizer.json entry lists them (without the id)."""
+        return dict(zip(TOKEN_FIELDS, self._key()))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AddedToken):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self.content)
+
+    # the library answers False to every ordering, rather than refusing to order
+    def __lt__(self, other: object) -> bool:
+        return False
+
+    __le__ = __gt__ = __ge__ = __lt__
+
+    def __str__(self) -> str:
+        return self.content
+
+    def __repr__(self) -> str:
+        return (
+            f'AddedToken("{self.content}", rstrip={self.rstrip}, lstrip={self.lstrip}, '
+            f"single_word={self.single_word}, normalized={self.normalized}, "
+            f"special={self.special})"
+        )
+
+    def __getstate__(self) -> dict:
+        return self.as_dict()
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state.get("content"), **{k: v for k, v in state.items() if k != "content"})
 
 
 Fragment = tuple[str, "int | None"]  # (text, added-token id or None)
@@ -72,37 +152,88 @@ class AddedVocabulary:
         self.emptied: AddedToken | None = None
         # the contents the model's vocab lacks (what get_vocab_size counts beyond the model's)
         self.beyond_model: set[str] = set()
-        next_id = model_vocab_size
-        for token in entries:
-            if not token.content:
-                continue
-            known = self.content_to_id.get(token.content)
-            if known is not None and self.tokens_by_id.get(known) == token:
-                continue
-            new_id = known if known is not None else model_token_to_id(token.content)
-            if new_id is None:
-                new_id = next_id
-                next_id += 1
-                self.beyond_model.add(token.content)
-            if token.normalized and normalizer is not None:
-                normed = normalizer.normalize(token.content)
-                if not normed:
-                    # tokenizers' matcher then finds it, empty, between every two bytes of
-                    # the normalized text: see split
-                    self.emptied = token
-                if normed != token.content:
-                    self.normalized_content[new_id] = normed
-            self.content_to_id[token.content] = new_id
-            if token.special:
-                self.special_contents.add(token.content)
-            self.tokens_by_id[new_id] = token
+        self.add(entries, model_token_to_id, model_vocab_size, normalizer)
+
+    def add(
+        self,
+        entries: Iterable[AddedToken],
+        model_token_to_id: Callable[[str], int | None],
+        model_vocab_size: int,
+        normalizer: Normalizer | None,
+    ) -> int:
+        """Add ``entries`` as the library's ``AddedVocabulary::add_tokens`` does (loading a file
+        adds all its entries in one call) and return how many it counts as added: every entry
+        but the empty ones and those equal to the token already held for their content. New
+        ids follow the model's vocab, or the largest added id when that is beyond it."""
+        with self._unchanged_on_error():
+            top = max(self.tokens_by_id, default=None)
+            if top is None:
+                next_id = model_vocab_size
+            elif top >= model_vocab_size or model_vocab_size == 0:
+                next_id = top + 1
+            else:
+                next_id = model_vocab_size
+            counted = 0
+            for given in entries:
+                token = given.frozen()
+                if not token.content:
+                    continue
+                known = self.content_to_id.get(token.content)
+                if known is not None and self.tokens_by_id.get(known) == token:
+                    continue
+                counted += 1
+                new_id = known if known is not None else model_token_to_id(token.content)
+                if new_id is None:
+                    new_id = next_id
+                    next_id += 1
+                    self.beyond_model.add(token.content)
+                if token.normalized and normalizer is not None:
+                    normed = normalizer.normalize(token.content)
+                    if normed != token.content:
+                        self.normalized_content[new_id] = normed
+                self.content_to_id[token.content] = new_id
+                if token.special:
+                    self.special_contents.add(token.content)
+                self.tokens_by_id[new_id] = token
+            self._refresh()
+            return counted
+
+    @contextlib.contextmanager
+    def _unchanged_on_error(self) -> Iterator[None]:
+        """Puts back what the block changed when it raises (a refused token changes nothing);
+        in place, since the matchers hold these collections."""
+        held = (
+            self.content_to_id,
+            self.tokens_by_id,
+            self.special_contents,
+            self.normalized_content,
+            self.beyond_model,
+        )
+        saved = [x.copy() for x in held]
+        emptied = self.emptied
+        try:
+            yield
+        except BaseException:
+            for now, before in zip(held, saved):
+                now.clear()
+                now.update(before)
+            self.emptied = emptied
+            raise
+
+    def _refresh(self) -> None:
+        """The matchers of the tokens held (the library's ``refresh_added_tokens``)."""
         raw: dict[str, int] = {}
         normalized: dict[str, int] = {}
+        self.emptied = None
         for token_id, token in self.tokens_by_id.items():
             if token.normalized:
                 pattern = self.normalized_content.get(token_id, token.content)
                 if pattern:  # an emptied token matches everywhere: see _every_char
                     _add_pattern(normalized, pattern, token_id)
+                else:
+                    # tokenizers' matcher then finds it, empty, between every two bytes of
+                    # the normalized text: see split
+                    self.emptied = token
             else:
                 _add_pattern(raw, token.content, token_id)
         if self.emptied is not None and normalized:

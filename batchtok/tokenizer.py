@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from array import array
@@ -16,8 +17,8 @@ from itertools import accumulate, chain, filterfalse, repeat
 from operator import iadd
 from typing import TYPE_CHECKING, TypeVar
 
-from . import alignment, load_cache
-from .added_vocabulary import AddedVocabulary, read_added_tokens
+from . import alignment, hub, load_cache
+from .added_vocabulary import AddedToken, AddedVocabulary, read_added_tokens
 from .decoders import Decoder, read_decoder
 from .encoding import Encoding, vocab_tokens
 from .errors import EncodeError, TokenizerFileError
@@ -40,6 +41,8 @@ from .pre_tokenizers.splitter import (
 from .processors import PostProcessor, default_process, read_post_processor
 from .serialization import parse_json, refuse_deep_nesting
 from .truncation import (
+    DIRECTIONS,
+    STRATEGIES,
     STRATEGY_NAMES,
     Truncation,
     effective_max_length,
@@ -106,6 +109,10 @@ _BUILT_ON_UNPICKLING = (
     "_piece_table",
     "_text_tokens",
 )
+# Where the tokenizer.json a tokenizer was loaded from is kept (its text, bytes or dict; None:
+# built in code), for to_str and save. A load-cache entry leaves it out: from_buffer has the
+# bytes.
+_SOURCE = "_source"
 
 
 class _PieceCache(dict):
@@ -211,6 +218,7 @@ class Tokenizer:
         vocab_r = model.vocab_r
         self._added_strings = {i: vocab_r.get(i) for i in self.added_vocabulary.tokens_by_id}
         self.encode_special_tokens = False
+        self._source: str | bytes | dict | None = None
         # JSON paths of the fields the file holds that tokenizers ignores (set by from_dict)
         self.ignored_fields: tuple[str, ...] = ()
         # Byte-level files are split fine by their regex; the others may send a whole text
@@ -279,7 +287,7 @@ class Tokenizer:
         """Pickled as everything loaded from the file and the settings (module-level values
         by reference, see load_cache.dumps); the split functions are built again and the
         piece cache starts empty, with its bound."""
-        return _unpickled, (load_cache.dumps(self._state()),)
+        return _unpickled, (load_cache.dumps(self._state(keep_source=True)),)
 
     def __reduce_in_cache__(self) -> tuple:
         """:meth:`__reduce__` for the load cache's own pickler, which keeps module-level values
@@ -287,8 +295,10 @@ class Tokenizer:
         an entry would copy: 24 MB for llama3, 40 MB for Gemma 3)."""
         return _from_state, (self._state(),)
 
-    def _state(self) -> dict:
+    def _state(self, keep_source: bool = False) -> dict:
         state = {k: v for k, v in self.__dict__.items() if k not in _BUILT_ON_UNPICKLING}
+        if not keep_source:
+            state.pop(_SOURCE, None)
         state["_cache_entries"] = self._cache.limit
         state["_table_entries"] = None if self._piece_table is None else self._piece_table.limit
         return state
@@ -301,6 +311,16 @@ class Tokenizer:
             return cls.from_buffer(f.read())
 
     @classmethod
+    def from_pretrained(
+        cls, identifier: str, revision: str = "main", token: str | None = None
+    ) -> Tokenizer:
+        """The tokenizer.json of a model already on this machine: ``identifier`` is its
+        directory, or a Hub repository id in the local Hugging Face cache (see
+        :mod:`batchtok.hub`) at ``revision`` (a branch, tag or commit hash). Nothing is
+        downloaded, so ``token`` (the library's Hub credential) is accepted and unused."""
+        return cls.from_file(hub.find_tokenizer_file(identifier, revision))
+
+    @classmethod
     def from_buffer(cls, buffer: bytes, *, sha256: str | None = None) -> Tokenizer:
         """A tokenizer from the bytes of a tokenizer.json (``tokenizers`` has the same call).
         Large files are loaded from the load cache when it holds them (see load_cache);
@@ -310,6 +330,7 @@ class Tokenizer:
         cached = load_cache.fetch(data, sha256)
         if isinstance(cached, Tokenizer):
             cached._log_ignored()
+            cached._source = data
             return cached
         try:
             text = data.decode("utf-8")
@@ -318,6 +339,7 @@ class Tokenizer:
                 "$", data[exc.start : exc.start + 8], "file is not UTF-8"
             ) from exc
         tok = cls.from_str(text)
+        tok._source = data  # (the bytes: a str of non-ASCII text takes up to four times more)
         if load_cache.would_store(data):
             tok.model.prepare_batches()  # kept with it, built once instead of per process
             load_cache.store(data, tok, tok._behaves_as, sha256)
@@ -325,13 +347,16 @@ class Tokenizer:
 
     @classmethod
     def from_str(cls, json_text: str) -> Tokenizer:
-        return cls.from_dict(parse_json(json_text))
+        tok = cls.from_dict(parse_json(json_text))
+        tok._source = json_text  # (the text, not the parsed dict: a fraction of the memory)
+        return tok
 
     @classmethod
     def from_dict(cls, data: dict) -> Tokenizer:
         with collect_ignored() as ignored:
             tok = cls._from_dict(data)
         tok.ignored_fields = tuple(ignored)
+        tok._source = data
         tok._log_ignored()
         return tok
 
@@ -1154,6 +1179,47 @@ class Tokenizer:
             self._padding.pad_encodings(encodings)
         return encodings
 
+    @gc_paused
+    def encode_batch_fast(
+        self, inputs: Sequence, is_pretokenized: bool = False, add_special_tokens: bool = True
+    ) -> list[Encoding]:
+        """:meth:`encode_batch` as the library's fast variant returns it: the same ids, type
+        ids, masks and sequence ids, but no offsets ((0, 0)), no word ids (None) and an empty
+        token string for every token of the input (added tokens found in it included); the
+        special tokens the post-processor adds and the padding keep theirs. Without a
+        post-processor, a pair's type ids are 0, as there."""
+        inputs = list(inputs)
+        if not is_pretokenized and self._batches:
+            found = self._batch_sequences(inputs, False)
+        else:
+            found = [None] * len(inputs)
+        encodings = []
+        for item, sequence in zip(inputs, found):
+            if sequence is None:
+                a, b = _batch_input(item, is_pretokenized)
+                first = _untracked(self._input_ids(a, is_pretokenized))
+                pair = None if b is None else _untracked(self._input_ids(b, is_pretokenized))
+            else:
+                first, pair = _untracked(list(sequence[0])), None
+            encodings.append(self._post_process(first, pair, add_special_tokens))
+        if self._padding is not None:
+            self._padding.pad_encodings(encodings)
+        return encodings
+
+    def post_process(
+        self, encoding: Encoding, pair: Encoding | None = None, add_special_tokens: bool = True
+    ) -> Encoding:
+        """The library's last steps on given Encodings: truncation, the post-processor, then
+        padding (of this one encoding). The inputs are left as they are (copies are
+        processed)."""
+        return self._post_process(
+            encoding.copy(), None if pair is None else pair.copy(), add_special_tokens
+        )
+
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        """How many tokens the post-processor adds to one sequence, or to a pair."""
+        return self._n_added(is_pair)
+
     def set_cache_size(self, megabytes: float) -> None:
         """Bound the per-piece caches to about ``megabytes`` of memory (the dict's two
         generations of entries, ~450 bytes each; half of it where the ids path has the piece
@@ -1286,6 +1352,63 @@ class Tokenizer:
             return base
         return base + len(self.added_vocabulary.beyond_model)
 
+    # -- added tokens -------------------------------------------------------------------------
+
+    def add_tokens(self, tokens: Sequence[str | AddedToken]) -> int:
+        """Add tokens to the vocabulary (a str is a non-special, normalized token); returns
+        how many the library counts as added. Later encodes and decodes find them."""
+        return self._add_tokens([_added_token(t, False) for t in _token_list(tokens)])
+
+    def add_special_tokens(self, tokens: Sequence[str | AddedToken]) -> int:
+        """:meth:`add_tokens` of special tokens: a str is special and not normalized; an
+        AddedToken is made special, the caller's object included, as the library does."""
+        return self._add_tokens([_added_token(t, True) for t in _token_list(tokens)])
+
+    def _add_tokens(self, tokens: list[AddedToken]) -> int:
+        model = self.model
+        count = self.added_vocabulary.add(
+            tokens, model.vocab.get, model.vocab_size, self.normalizer
+        )
+        vocab_r = model.vocab_r
+        self._added_strings = {i: vocab_r.get(i) for i in self.added_vocabulary.tokens_by_id}
+        return count
+
+    def get_added_tokens_decoder(self) -> dict[int, AddedToken]:
+        """id -> AddedToken (a copy) of every added token, by increasing id."""
+        tokens = self.added_vocabulary.tokens_by_id
+        return {i: tokens[i].frozen() for i in sorted(tokens)}
+
+    # -- serialization ------------------------------------------------------------------------
+
+    def to_str(self, pretty: bool = False) -> str:
+        """This tokenizer as tokenizer.json text: the file it was loaded from, with its added
+        tokens, truncation and padding as they are now (so a file that ``tokenizers`` loads
+        into the same tokenizer)."""
+        return _json_text(self._as_dict(), pretty)
+
+    def save(self, path: str | os.PathLike, pretty: bool = True) -> None:
+        """Write :meth:`to_str` to ``path``."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_str(pretty))
+
+    def _as_dict(self) -> dict:
+        source = self._source
+        if source is None:
+            raise NotImplementedError(
+                "this Tokenizer was built in code, not loaded from a tokenizer.json: batchtok "
+                "writes a tokenizer only as the file it was loaded from"
+            )
+        if isinstance(source, bytes):
+            source = source.decode("utf-8")
+        data = parse_json(source) if isinstance(source, str) else source
+        out: dict = {key: data.get(key) for key in TOP_LEVEL_KEYS}
+        out["version"] = "1.0"
+        out["truncation"] = _truncation_json(self._truncation)
+        out["padding"] = _padding_json(self._padding)
+        tokens = self.added_vocabulary.tokens_by_id
+        out["added_tokens"] = [{"id": i, **tokens[i].as_dict()} for i in sorted(tokens)]
+        return out
+
     def describe(self) -> str:
         """The component tree, one block a line."""
         added = self.added_vocabulary
@@ -1312,6 +1435,7 @@ def _from_state(state: dict) -> Tokenizer:
     tok = Tokenizer.__new__(Tokenizer)
     cache_entries = state.pop("_cache_entries")
     table_entries = state.pop("_table_entries", None)
+    tok.__dict__.setdefault(_SOURCE, None)
     tok.__dict__.update(state)
     tok._build_splitters(cache_entries, table_entries)
     return tok
@@ -1413,3 +1537,65 @@ def _check_usize(name: str, value: object, limit: int = USIZE_MAX) -> None:
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if not 0 <= value <= limit:
         raise OverflowError(f"{name}={value} is not an unsigned integer the library accepts")
+
+
+def _untracked(ids: list[int]) -> Encoding:
+    """One sequence's Encoding before post-processing, as the library's fast batch builds it:
+    every token string empty, no offsets, no word ids, and type id 0 (a pair's too: only a
+    post-processor sets type ids there)."""
+    return Encoding.of_sequence(ids, [""] * len(ids), 0)
+
+
+def _token_list(tokens: object) -> list:
+    if not isinstance(tokens, list):
+        raise TypeError(f"argument 'tokens': expected a list, got {type(tokens).__name__}")
+    return tokens
+
+
+def _added_token(item: object, special: bool) -> AddedToken:
+    """An item of add_tokens (``special`` False) or add_special_tokens, as the library takes it."""
+    if isinstance(item, str):
+        return AddedToken(item, special=special)
+    if isinstance(item, AddedToken):
+        if special:
+            item.special = True  # (the library sets it on the caller's token too)
+        return item
+    raise TypeError("Input must be a List[Union[str, AddedToken]]")
+
+
+def _truncation_json(params: Truncation | None) -> dict | None:
+    """Truncation settings as the library writes them in a tokenizer.json."""
+    if params is None:
+        return None
+    return {
+        "direction": _json_name(DIRECTIONS, params.direction),
+        "max_length": params.max_length,
+        "strategy": _json_name(STRATEGIES, params.strategy),
+        "stride": params.stride,
+    }
+
+
+def _padding_json(params: Padding | None) -> dict | None:
+    """Padding settings as the library writes them in a tokenizer.json."""
+    if params is None:
+        return None
+    return {
+        "strategy": "BatchLongest" if params.length is None else {"Fixed": params.length},
+        "direction": _json_name(DIRECTIONS, params.direction),
+        "pad_to_multiple_of": params.pad_to_multiple_of,
+        "pad_id": params.pad_id,
+        "pad_type_id": params.pad_type_id,
+        "pad_token": params.pad_token,
+    }
+
+
+def _json_name(names: dict[str, str], value: str) -> str:
+    """The file's spelling of a setting (``names``: file spelling -> Python spelling)."""
+    return next(k for k, v in names.items() if v == value)
+
+
+def _json_text(data: dict, pretty: bool) -> str:
+    """``data`` as serde_json writes it: compact, or indented by two spaces."""
+    if pretty:
+        return json.dumps(data, ensure_ascii=False, indent=2)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

@@ -9,6 +9,11 @@ class Decoder:
     def decode_chain(self, tokens: list[str]) -> list[str]:
         raise NotImplementedError
 
+    def decode(self, tokens: list[str]) -> str:
+        """The text of ``tokens`` (token strings), as the library's ``Decoder.decode``: the
+        chain's strings joined."""
+        return "".join(self.decode_chain(list(tokens)))
+
     def describe(self) -> str:
         return type(self).__name__
 

@@ -147,6 +147,14 @@ class Model:
         """The id of vocab entry ``token``, or None."""
         return self.vocab.get(token)
 
+    def token_to_id(self, token: str) -> int | None:
+        """The library's name for :meth:`token_id`."""
+        return self.token_id(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        """The vocab entry of ``token_id``, or None."""
+        return self.vocab_r.get(token_id)
+
     def max_id(self) -> int:
         """The largest id of the vocab (0 for an empty one)."""
         return max(self.vocab.values(), default=0)

@@ -12,6 +12,10 @@ class Normalizer:
     def normalize(self, text: str) -> str:
         raise NotImplementedError
 
+    def normalize_str(self, text: str) -> str:
+        """The library's name for :meth:`normalize`: ``text`` normalized."""
+        return self.normalize(text)
+
     def leading_at_origin(self, text: str, count: int) -> int:
         """How many leading chars of ``normalize(text)`` `tokenizers` aligns to offset 0 of the
         input, when the first ``count`` chars of ``text`` are (the others never are).

@@ -22,6 +22,10 @@ class PostProcessor:
     def added_tokens(self, is_pair: bool) -> int:
         return 0
 
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        """The library's name for :meth:`added_tokens`."""
+        return self.added_tokens(is_pair)
+
     def process_encodings(
         self, encodings: list[Encoding], add_special_tokens: bool
     ) -> list[Encoding]:
