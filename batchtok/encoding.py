@@ -103,7 +103,8 @@ def _shifted(column: Column, base: Column) -> Column:
 
 def _excepted(n: int, a: tuple, b: int) -> list[str]:
     model, ids, exceptions = a
-    strings = list(map(model.vocab_r.__getitem__, ids[b : b + n]))
+    # an added token's id may lie beyond the model's vocab: its string is an exception
+    strings = list(map(model.vocab_r.get, ids[b : b + n]))
     found = exceptions()
     for i in range(bisect_left(found, (b,)), len(found)):
         at, string = found[i]

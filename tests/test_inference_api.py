@@ -262,12 +262,6 @@ def test_add_tokens_as_the_library_adds_them(name):
         assert ours.id_to_token(i) == ref.id_to_token(i)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="batchtok bug outside this API: encode_batch's tokens of a Unigram text holding "
-    "unknown text and an added token beyond the model's vocab read vocab_r of the added id "
-    "(encoding._excepted) and raise KeyError; encode's are right",
-)
 def test_batch_tokens_of_unknown_text_beside_an_added_token():
     data = json.loads(tokenizer_json("t5-unigram"))
     extra = {"id": 0, "content": "zqxj", "single_word": False, "lstrip": False}

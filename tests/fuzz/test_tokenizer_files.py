@@ -10,8 +10,8 @@ Allowed outcomes, for every example:
 
 - the oracle (``tokenizers``) refuses the file: batchtok raises :class:`TokenizerFileError`
   whose message starts with a JSON path;
-- the oracle loads it: batchtok loads it too and gives the same ids (with and without special
-  tokens) and the same decoded text on a small sample, raising an encode or decode error exactly
+- the oracle loads it: batchtok loads it too and gives the same ids, offsets and word ids
+  (with and without special tokens) and the same decoded text on a small sample, raising an encode or decode error exactly
   where the oracle does; or batchtok refuses it because the oracle would do it at random
   (duplicate ids, two added tokens for the same text, BPE dropout).
 
@@ -470,6 +470,9 @@ def _same_behaviour(ours: batchtok.Tokenizer, ref: tokenizers.Tokenizer, name: s
                 continue
             assert ok, f"{what}: batchtok raised {mine!r} on {text!r}; oracle: {theirs.ids}"
             assert mine == theirs.ids, (what, text, add)
+            encoding = ours.encode(text, add_special_tokens=add)
+            assert encoding.offsets == theirs.offsets, (what, text, add)
+            assert encoding.word_ids == theirs.word_ids, (what, text, add)
             if add:
                 ok_ref, decoded_ref = _outcome(ref.decode, theirs.ids)
                 ok, decoded = _outcome(ours.decode, theirs.ids)

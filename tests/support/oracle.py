@@ -236,7 +236,7 @@ def compare_decode(pair, ids) -> list[str]:
 
 def compare_text(pair, text: str) -> list[str]:
     """Every difference between batchtok and the oracle on one text: encode (ids, tokens, type
-    ids, special mask) with and without special tokens, the ids fast paths, and decode of the
+    ids, special mask, offsets, word ids) with and without special tokens, the ids fast paths, and decode of the
     oracle's ids with and without skipping special tokens. Errors must match errors."""
     ours, ref = pair
     problems = []
@@ -256,7 +256,7 @@ def compare_text(pair, text: str) -> list[str]:
                 f"oracle ids {_short(w.ids)} tokens {_short(w.tokens)}"
             )
         else:
-            for field in ("type_ids", "special_tokens_mask"):
+            for field in ("type_ids", "special_tokens_mask", "offsets", "word_ids"):
                 if list(getattr(g, field)) != list(getattr(w, field)):
                     problems.append(
                         f"{where}: {field} batchtok {_short(getattr(g, field))} "
@@ -377,7 +377,8 @@ def assert_conforms(
 
 
 def assert_same_encoding(ours: batchtok.Tokenizer, ref: tokenizers.Tokenizer, text: str) -> None:
-    """The full encode object (ids, tokens, type ids, special mask) for one text, both ways."""
+    """The full encode object (ids, tokens, type ids, masks, offsets, word ids) for one text,
+    both ways."""
     for add in (True, False):
         a = ours.encode(text, add_special_tokens=add)
         b = ref.encode(text, add_special_tokens=add)
@@ -386,3 +387,5 @@ def assert_same_encoding(ours: batchtok.Tokenizer, ref: tokenizers.Tokenizer, te
         assert a.type_ids == b.type_ids
         assert a.special_tokens_mask == b.special_tokens_mask
         assert a.attention_mask == b.attention_mask
+        assert a.offsets == b.offsets, _report("offsets", text, a.offsets, b.offsets)
+        assert a.word_ids == b.word_ids, _report("word_ids", text, a.word_ids, b.word_ids)
