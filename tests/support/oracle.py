@@ -236,8 +236,9 @@ def compare_decode(pair, ids) -> list[str]:
 
 def compare_text(pair, text: str) -> list[str]:
     """Every difference between batchtok and the oracle on one text: encode (ids, tokens, type
-    ids, special mask, offsets, word ids) with and without special tokens, the ids fast paths, and decode of the
-    oracle's ids with and without skipping special tokens. Errors must match errors."""
+    ids, special mask, offsets, word ids) with and without special tokens, the ids fast paths,
+    and decode of the oracle's ids with and without skipping special tokens. Errors must match
+    errors."""
     ours, ref = pair
     problems = []
     decode_ids = None
