@@ -12,8 +12,8 @@ Allowed outcomes, for every example:
   whose message starts with a JSON path;
 - the oracle loads it: batchtok loads it too and gives the same ids, offsets and word ids
   (with and without special tokens) and the same decoded text on a small sample, raising an
-  encode or decode error exactly where the oracle does; or batchtok refuses it because the oracle would do it at random
-  (duplicate ids, two added tokens for the same text, BPE dropout).
+  encode or decode error exactly where the oracle does; or batchtok refuses it because the
+  oracle would do it at random (duplicate ids, two added tokens for the same text, BPE dropout).
 
 No other exception escapes, and no example runs longer than :data:`EXAMPLE_SECONDS`.
 """
