@@ -115,6 +115,10 @@ _BUILT_ON_UNPICKLING = (
 _SOURCE = "_source"
 
 
+# The components a tokenizer is built from (attributes that read as the library's).
+COMPONENTS = ("model", "normalizer", "pre_tokenizer", "post_processor", "decoder")
+
+
 class _PieceCache(dict):
     """piece (before the pre-tokenizer's final mapping) -> tuple of model ids, bounded.
 
@@ -247,6 +251,17 @@ class Tokenizer:
             for add in (True, False)
         }
         self._affixes = {add: _affixes(self._layouts[False, add]) for add in (True, False)}
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # The library lets a component be replaced on a live tokenizer; batchtok compiles its
+        # components into split functions, caches and layouts when it loads, so a replaced one
+        # would be silently ignored: refused instead.
+        if name in COMPONENTS and "_layouts" in self.__dict__:
+            raise AttributeError(
+                f"batchtok cannot replace the {name} of a loaded tokenizer: edit the "
+                f"tokenizer.json's {name!r} (tokenizer.to_str() gives it) and load it again"
+            )
+        super().__setattr__(name, value)
 
     def _build_splitters(self, cache_entries: int, table_entries: int | None = None) -> None:
         """The pre-tokenizer's split functions (closures) and empty caches (the piece

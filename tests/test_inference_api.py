@@ -528,3 +528,16 @@ def test_from_pretrained_hf_home_and_local_directory(tmp_path, monkeypatch):
     (directory / "tokenizer.json").write_text(tokenizer_json("minilm"), encoding="utf-8")
     assert_minilm(Tokenizer.from_pretrained(str(directory)))
     assert_minilm(batchtok.Tokenizer.from_pretrained(str(directory)))
+
+
+@pytest.mark.parametrize(
+    "component", ["model", "normalizer", "pre_tokenizer", "post_processor", "decoder"]
+)
+def test_replacing_a_component_is_refused_not_ignored(component):
+    """The library rebuilds nothing either, but its components are used as they are; batchtok
+    compiles them at load, so a replaced one would be silently ignored: refused instead."""
+    ours, _ = fresh("minilm")
+    before = ours.encode("Hello there").ids
+    with pytest.raises(AttributeError, match=f"cannot replace the {component}"):
+        setattr(ours, component, None)
+    assert ours.encode("Hello there").ids == before
