@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from .errors import EncodeError
+from .utils.byte_level import byte_level_map
 
 if TYPE_CHECKING:
     from .models import Model
@@ -52,16 +53,10 @@ class Aligned:
     @classmethod
     def of(cls, text: str, start: int = 0) -> Aligned:
         """``text`` as found at byte ``start`` of the input: each char aligned to itself."""
-        if text.isascii():
-            align = [(start + i, start + i + 1) for i in range(len(text))]
-        else:
-            align = []
-            at = start
-            for ch in text:
-                n = _utf8_len(ch)
-                align.append((at, at + n))
-                at += n
-        return cls(text, align, start)
+        starts = char_starts(text)
+        if start:
+            starts = [at + start for at in starts]
+        return cls(text, list(zip(starts, starts[1:])), start)
 
     def __len__(self) -> int:
         return len(self.text)
@@ -132,14 +127,37 @@ def _utf8_len(ch: str) -> int:
     return 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
 
 
+def char_starts(text: str) -> list[int]:
+    """Where each char of ``text`` starts in its UTF-8 bytes, and the length of those."""
+    if text.isascii():
+        return list(range(len(text) + 1))
+    data = text.encode("utf-8")
+    if len(data) < 64:
+        out = [i for i, b in enumerate(data) if b & 0xC0 != 0x80]
+    else:
+        import numpy as np  # (not at import: a plain run never reads offsets)
+
+        out = np.flatnonzero(np.frombuffer(data, np.uint8) & 0xC0 != 0x80).tolist()
+    out.append(len(data))
+    return out
+
+
+def char_sizes(text: str) -> list[int]:
+    """The UTF-8 length of each char of ``text``."""
+    if text.isascii():
+        return [1] * len(text)
+    starts = char_starts(text)
+    return [b - a for a, b in zip(starts, starts[1:])]
+
+
 def _byte_to_char(text: str) -> list[int]:
     """The char index of each UTF-8 byte of ``text``."""
     out: list[int] = []
-    for i, ch in enumerate(text):
-        if ch < "\x80":
+    for i, n in enumerate(char_sizes(text)):
+        if n == 1:
             out.append(i)
         else:
-            out += [i] * _utf8_len(ch)
+            out += [i] * n
     return out
 
 
@@ -249,18 +267,23 @@ def strip(s: Aligned, left: bool, right: bool, whitespace: str) -> Aligned:
 # -- the walk -----------------------------------------------------------------------------
 
 
-class Token:
-    """One token of the aligned walk: its id, its input byte offsets, its word."""
-
-    __slots__ = ("id", "start", "end", "word")
-
-    def __init__(self, token_id: int, start: int, end: int, word: int) -> None:
-        self.id, self.start, self.end, self.word = token_id, start, end, word
-
-
 def splits(tok: Tokenizer, text: str) -> list[tuple[Aligned, int | None]]:
     """The splits of ``text`` before the model, as the library's ``PreTokenizedString`` holds
     them: (aligned string, added token id or None), empty ones dropped."""
+    pre = tok.pre_tokenizer
+    out: list[tuple[Aligned, int | None]] = []
+    for s, token_id in fragments(tok, text):
+        if token_id is not None or pre is None:
+            out.append((s, token_id))
+        else:
+            out += [(p, None) for p in pre.split_aligned(s) if p.text]
+    return out
+
+
+def fragments(tok: Tokenizer, text: str) -> list[tuple[Aligned, int | None]]:
+    """The splits of ``text`` before the pre-tokenizer: the added tokens found (as the library
+    finds them, in the raw text, then in the normalized fragments) and the normalized text
+    around them."""
     added = tok.added_vocabulary
     normalizer = tok.normalizer
     encode_special = tok.encode_special_tokens
@@ -280,46 +303,79 @@ def splits(tok: Tokenizer, text: str) -> list[tuple[Aligned, int | None]]:
         for sub, sub_id, offset in subs:
             if sub:
                 raw.append((s.slice(offset, offset + len(sub)), sub_id))
-    pre = tok.pre_tokenizer
-    if pre is None:
-        return raw
-    out: list[tuple[Aligned, int | None]] = []
-    for s, token_id in raw:
-        if token_id is not None:
-            out.append((s, token_id))
-        else:
-            out += [(p, None) for p in pre.split_aligned(s) if p.text]
-    return out
+    return raw
 
 
 def _byte_positions(text: str) -> Callable[[int], int]:
     """char index -> its byte offset in ``text``."""
     if text.isascii():
         return int
-    starts = [0]
-    for ch in text:
-        starts.append(starts[-1] + _utf8_len(ch))
-    return starts.__getitem__
+    return char_starts(text).__getitem__
 
 
-def tokens(tok: Tokenizer, text: str, word: int | None = None) -> list[Token]:
-    """The tokens of one text (a sequence, or one word of a pre-tokenized one) before
-    post-processing, with their char offsets in ``text`` and word ids (``word``: every
-    token's, as for a pre-tokenized word; else each split's index)."""
+class Walk:
+    """The tokens found so far of one sequence: ids, char offsets, word ids; ``expected``: the
+    ids encode gave the sequence, which a model may read instead of tokenizing again."""
+
+    __slots__ = ("ids", "offsets", "words", "expected")
+
+    def __init__(self, expected: list[int]) -> None:
+        self.ids: list[int] = []
+        self.offsets: list[Offsets] = []
+        self.words: list[int | None] = []
+        self.expected = expected
+
+
+def walk_text(tok: Tokenizer, text: str, walk: Walk, word: int | None = None) -> None:
+    """Add the tokens of one text (a sequence, or one word of a pre-tokenized one) before
+    post-processing to ``walk``, with their char offsets in ``text`` and word ids (``word``:
+    every token's, as for a pre-tokenized word; else each split's index)."""
     model_offsets = _model_offsets(tok.model)
-    out: list[Token] = []
+    ids, offsets, words = walk.ids, walk.offsets, walk.words
     to_chars = _char_offsets(text)
-    for i, (s, token_id) in enumerate(splits(tok, text)):
-        w = i if word is None else word
+    pre = tok.pre_tokenizer
+    # A byte-level file without a normalizer: each piece's bytes map to the text's own, so
+    # its tokens' offsets need no char-by-char alignment (what split_aligned would build).
+    bytes_only = tok.normalizer is None and pre is not None
+    byte_chars: list[int] | None = None
+    n = 0  # splits so far: the word index
+    for s, token_id in fragments(tok, text):
         if token_id is not None:
-            last = len(s.text) - 1
-            start, end = to_chars(s.original((token_id, 0, 1, 0, last)))
-            out.append(Token(token_id, start, end, w))
+            ids.append(token_id)
+            offsets.append(to_chars(s.original((token_id, 0, 1, 0, len(s.text) - 1))))
+            words.append(n if word is None else word)
+            n += 1
             continue
-        for span in model_offsets(s.text):
-            start, end = to_chars(s.original(span))
-            out.append(Token(span[0], start, end, w))
-    return out
+        spans = pre.byte_level_spans(s.text) if bytes_only else None  # type: ignore[union-attr]
+        if spans is None:
+            pieces = [s] if pre is None else [p for p in pre.split_aligned(s) if p.text]
+            for piece in pieces:
+                w = n if word is None else word
+                n += 1
+                for span in model_offsets(piece.text, walk.expected, len(ids)):
+                    ids.append(span[0])
+                    offsets.append(to_chars(piece.original(span)))
+                    words.append(w)
+            continue
+        if byte_chars is None and not text.isascii():
+            byte_chars = _byte_to_char(text)
+        for a, b in spans:
+            if b <= a:
+                continue
+            w = n if word is None else word
+            n += 1
+            at = s.align[a][0]  # where the piece starts in the text's bytes
+            for token_id_, x, y, first, last in model_offsets(
+                byte_level_map(s.text[a:b]), walk.expected, len(ids)
+            ):
+                ids.append(token_id_)
+                words.append(w)
+                if first < 0:
+                    offsets.append(to_chars((at + x, at + y) if x == y else (x, y)))
+                elif byte_chars is None:
+                    offsets.append((at + first, at + last + 1))
+                else:
+                    offsets.append((byte_chars[at + first], byte_chars[at + last] + 1))
 
 
 # Each model's token offsets of the pieces it has seen lately: words repeat.
@@ -327,7 +383,7 @@ OFFSETS_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 OFFSETS_CACHE_ENTRIES = 50_000
 
 
-def _model_offsets(model: Model) -> Callable[[str], list[Span]]:
+def _model_offsets(model: Model) -> Callable[[str, list[int], int], list[Span]]:
     """The spans of ``model.token_offsets``, remembered per piece (the cache is emptied when
     full)."""
     try:
@@ -336,12 +392,12 @@ def _model_offsets(model: Model) -> Callable[[str], list[Span]]:
         cache = OFFSETS_CACHES[model] = {}
     compute = model.token_offsets
 
-    def offsets(piece: str) -> list[Span]:
+    def offsets(piece: str, ids: list[int], start: int) -> list[Span]:
         found = cache.get(piece)
         if found is None:
             if len(cache) >= OFFSETS_CACHE_ENTRIES:
                 cache.clear()
-            found = cache[piece] = spans_of(piece, compute(piece))
+            found = cache[piece] = spans_of(piece, compute(piece, ids, start))
         return found
 
     return offsets
@@ -377,14 +433,14 @@ def sequence(
 ) -> tuple[list[Offsets], list[int | None]]:
     """(offsets, word ids) of one input sequence before post-processing, checked against
     ``ids``, the ids encode gave it."""
+    walk = Walk(ids)
     if is_pretokenized:
-        found: list[Token] = []
         for i, word in enumerate(sequence):
-            found += tokens(tok, word, i)
+            walk_text(tok, word, walk, i)
     else:
-        found = tokens(tok, sequence)  # type: ignore[arg-type]
-    walked = [t.id for t in found]
-    if walked != list(ids):
+        walk_text(tok, sequence, walk)  # type: ignore[arg-type]
+    walked = walk.ids
+    if walked != ids:
         at = next(
             (i for i, (a, b) in enumerate(zip(walked, ids)) if a != b), min(len(walked), len(ids))
         )
@@ -392,4 +448,4 @@ def sequence(
             f"batchtok bug: the offsets walk found other ids than encode at token {at} "
             f"({walked[at : at + 5]} vs {list(ids[at : at + 5])}); please report this text"
         )
-    return [(t.start, t.end) for t in found], [t.word for t in found]
+    return walk.offsets, walk.words

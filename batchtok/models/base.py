@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from .. import load_cache
@@ -23,9 +23,13 @@ class Model:
     def tokenize(self, word: str) -> list[int]:
         raise NotImplementedError
 
-    def token_offsets(self, word: str) -> list[tuple[int, int, int]]:
+    def token_offsets(
+        self, word: str, ids: Sequence[int] | None = None, start: int = 0
+    ) -> list[tuple[int, int, int]]:
         """(id, start, end) of each token of :meth:`tokenize`, start and end being UTF-8 byte
-        offsets in ``word`` as the library's model reports them."""
+        offsets in ``word`` as the library's model reports them. ``ids``: the ids an encode
+        gave, the word's from ``start`` on, which a model may read instead of tokenizing the
+        word again (checking them)."""
         raise NotImplementedError(f"{type(self).__name__} reports no offsets")
 
     #: Whether :meth:`tokenize_many` is faster than a :meth:`tokenize` per word.

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from xxhash import xxh3_64_intdigest
 
+from ..alignment import AlignmentMismatch, char_sizes
 from ..errors import EncodeError, NotReproducibleError, TokenizerFileError
 from ..utils.json_numbers import as_serde_f32
 from ..utils.spec import Spec
@@ -165,18 +166,28 @@ class BPE(Model):
                 return list(word)
         return [symbol for symbol, _ in self._symbol_lengths(word)]
 
-    def token_offsets(self, word: str) -> list[tuple[int, int, int]]:
+    def token_offsets(
+        self, word: str, ids: Sequence[int] | None = None, start: int = 0
+    ) -> list[tuple[int, int, int]]:
         """Each token's offsets: the sum of the byte lengths of the initial symbols it merges
         (found by their strings: a merge's string is the left one's and the right one's
-        without the subword prefix), as the library's ``Word`` counts them."""
+        without the subword prefix), as the library's ``Word`` counts them. ``ids``: the
+        word's ids at ``start`` of a list that goes on past them (an encode's), which saves
+        merging the word again: read as far as the word's symbols go, each checked against
+        them."""
         if self.ignore_merges and word in self.vocab:
             return [(self.vocab[word], 0, len(word.encode("utf-8")))]
         symbols = self._symbol_lengths(word)
         prefix_bytes = len(self.prefix.encode("utf-8"))
         out = []
         j = at = 0
-        for token_id in self.tokenize(word):
-            target = self.vocab_r[token_id]
+        if ids is None:
+            ids, start = self.tokenize(word), 0
+        for k in range(start, len(ids)):
+            if j >= len(symbols):
+                break
+            token_id = ids[k]
+            target = self.vocab_r.get(token_id)
             text, size = symbols[j]
             j += 1
             while text != target and j < len(symbols) and len(text) < len(target):
@@ -186,20 +197,27 @@ class BPE(Model):
                 text += more if stripped is None else stripped
                 size += more_size
             if text != target:
-                raise EncodeError(f"batchtok bug: no offsets for BPE token {target!r} of {word!r}")
+                raise AlignmentMismatch(
+                    f"batchtok bug: the offsets walk found no BPE token {target!r} in {word!r}"
+                )
             out.append((token_id, at, at + size))
             at += size
+        if j < len(symbols):
+            raise AlignmentMismatch(f"batchtok bug: the offsets walk ran out of ids in {word!r}")
         return out
 
     def _symbol_lengths(self, word: str) -> list[tuple[str, int]]:
         """:meth:`_symbols` with the byte length the library gives each: a char's own (not its
         prefix's or suffix's), 1 for a byte-fallback token, the chars' for an unk."""
         vocab = self.symbol_vocab
+        sizes = char_sizes(word)
+        if not self.prefix and not self.suffix and all(map(vocab.__contains__, word)):
+            return list(zip(word, sizes))
         out: list[tuple[str, int]] = []
         pending = 0
         last = len(word) - 1
         for i, ch in enumerate(word):
-            size = len(ch.encode("utf-8"))
+            size = sizes[i]
             piece = ch
             if i > 0 and self.prefix:
                 piece = self.prefix + piece

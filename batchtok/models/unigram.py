@@ -444,7 +444,9 @@ class Unigram(Model):
             self._scores[part] = found
         return found
 
-    def token_offsets(self, word: str) -> list[tuple[int, int, int]]:
+    def token_offsets(
+        self, word: str, ids: Sequence[int] | None = None, start: int = 0
+    ) -> list[tuple[int, int, int]]:
         """Each piece's offsets; the byte-fallback tokens of an unknown piece all get the
         piece's, as in the library."""
         out = []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..errors import EncodeError
 from ..utils.spec import Spec
 from .base import Model, read_vocab, refuse_shared_ids
@@ -24,7 +26,9 @@ class WordLevel(Model):
             raise EncodeError(_MISSING_UNK)
         return [token_id]
 
-    def token_offsets(self, word: str) -> list[tuple[int, int, int]]:
+    def token_offsets(
+        self, word: str, ids: Sequence[int] | None = None, start: int = 0
+    ) -> list[tuple[int, int, int]]:
         return [(self.tokenize(word)[0], 0, len(word.encode("utf-8")))]
 
     def describe(self) -> str:

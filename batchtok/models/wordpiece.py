@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..errors import EncodeError
 from ..utils.spec import Spec, read_usize
 from .base import Model, read_vocab, refuse_shared_ids
@@ -62,7 +64,9 @@ class WordPiece(Model):
             longest = self._longest_next
         return ids
 
-    def token_offsets(self, word: str) -> list[tuple[int, int, int]]:
+    def token_offsets(
+        self, word: str, ids: Sequence[int] | None = None, start: int = 0
+    ) -> list[tuple[int, int, int]]:
         ids = self.tokenize(word)
         n = len(self.prefix)
         pieces = [self.vocab_r[i] if k == 0 else self.vocab_r[i][n:] for k, i in enumerate(ids)]

@@ -45,6 +45,22 @@ class PreTokenizer:
             out.append((piece.text, _to_chars(chars, n, start, end)))
         return out
 
+    def byte_level_spans(self, text: str) -> list[tuple[int, int]] | None:
+        """The char spans of the pieces of ``text`` when this pre-tokenizer only cuts pieces
+        out and then shows each one's bytes as chars, adding none (what the offsets of a
+        byte-level file can then compute without tracking each char); else None."""
+        return None
+
+    def maps_whole_pieces(self) -> bool:
+        """Whether :meth:`byte_level_spans` of any text is the whole text (a ByteLevel that
+        neither splits nor adds a space)."""
+        return False
+
+    def cuts_only(self) -> bool:
+        """Whether this stage only cuts pieces out (its :meth:`split_aligned` is the default
+        one, of :meth:`piece_spans`)."""
+        return type(self).split_aligned is PreTokenizer.split_aligned
+
     def describe(self) -> str:
         return type(self).__name__
 

@@ -51,6 +51,16 @@ class ByteLevel(PreTokenizer):
         # each byte's char is aligned to the char it comes from
         return [(byte_level_map(p), len(p[:c].encode("utf-8"))) for p, c in out]
 
+    def maps_whole_pieces(self) -> bool:
+        return not self.add_prefix_space and self.splitter is None
+
+    def byte_level_spans(self, text: str) -> list[tuple[int, int]] | None:
+        if self.add_prefix_space:
+            return None  # it inserts a space
+        if self.splitter is None:
+            return [(0, len(text))] if text else []
+        return self.splitter.piece_spans(text)
+
     def split_aligned(self, s: Aligned) -> list[Aligned]:
         if self.add_prefix_space and not s.text.startswith(" "):
             s = alignment.prepend(s, " ")

@@ -50,6 +50,23 @@ class Sequence(PreTokenizer):
             counted = [x for p, c in counted for x in stage.split_counted(p, c)]
         return counted
 
+    def byte_level_spans(self, text: str) -> list[tuple[int, int]] | None:
+        *cutters, last = self.pretokenizers or [None]
+        if last is None or not all(c.cuts_only() for c in cutters):
+            return None
+        spans = [(0, len(text))] if text else []
+        for stage in cutters:
+            spans = [(a + x, a + y) for a, b in spans for x, y in stage.piece_spans(text[a:b])]
+        if last.maps_whole_pieces():
+            return spans
+        out: list[tuple[int, int]] = []
+        for a, b in spans:
+            found = last.byte_level_spans(text[a:b])
+            if found is None:
+                return None
+            out += [(a + x, a + y) for x, y in found]
+        return out
+
     def split_aligned(self, s: Aligned) -> list[Aligned]:
         pieces = [s]
         for stage in self.pretokenizers:

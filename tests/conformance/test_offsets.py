@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import batchtok
 from batchtok import alignment
+from batchtok.utils.byte_level import byte_level_map
 from tests.support.adversarial import INTERESTING
 from tests.support.corpora import corpus_kinds, sample_docs
 from tests.support.oracle import (
@@ -271,7 +272,7 @@ def test_a_walk_that_disagrees_with_encode_is_reported_not_returned(monkeypatch)
     encoding = ours.encode("Hello world")
     monkeypatch.setattr(alignment, "OFFSETS_CACHES", weakref.WeakKeyDictionary())
     monkeypatch.setattr(
-        type(ours.model), "token_offsets", lambda self, word: [(0, 0, len(word.encode()))]
+        type(ours.model), "token_offsets", lambda self, word, *_: [(0, 0, len(word.encode()))]
     )
     with pytest.raises(alignment.AlignmentMismatch, match="batchtok bug"):
         assert encoding.offsets is None  # never reached
@@ -355,3 +356,48 @@ def test_trim_offsets_of_byte_level_and_roberta(variant):
         assert_same(ours, ref, t, t[::-1])
         assert_same(ours, ref, t.split(" "), is_pretokenized=True)
     arbitrary()
+
+
+SEQUENCE_OF_CUTS = {
+    "type": "Sequence",
+    "pretokenizers": [
+        {"type": "Digits", "individual_digits": True},
+        {"type": "Punctuation", "behavior": "MergedWithNext"},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+    ],
+}
+
+
+@pytest.mark.parametrize("name", [*REAL_FILES[:4], "base", "base-cuts"])
+def test_byte_level_spans_are_the_aligned_split(name):
+    """The shortcut byte-level files take (pieces cut, then their bytes shown as chars, no char
+    tracked) gives the pieces, and the alignments, that the char-by-char walk gives."""
+    if name == "base-cuts":
+        ours, ref = _variant("base", pre_tokenizer=SEQUENCE_OF_CUTS)
+        for t in _texts():
+            assert_same(ours, ref, t)
+    else:
+        ours = _variant(name)[0] if name == "base" else pair_for(name)[0]
+    pre = ours.pre_tokenizer
+
+    @settings(max_examples=examples(1000, fast=100), deadline=None, database=None)
+    @given(text, st.integers(0, 12))
+    def same(s, start):
+        spans = pre.byte_level_spans(s)
+        if spans is None:
+            return
+        walked = pre.split_aligned(alignment.Aligned.of(s, start))
+        assert [p.text for p in walked if p.text] == [
+            byte_level_map(s[a:b]) for a, b in spans if b > a
+        ]
+        at = alignment.char_starts(s)
+        for p, (a, b) in zip([p for p in walked if p.text], [x for x in spans if x[1] > x[0]]):
+            expected = [
+                (start + at[i], start + at[i + 1])
+                for i in range(a, b)
+                for _ in range(at[i + 1] - at[i])
+            ]
+            assert p.align == expected
+
+    assert pre.byte_level_spans("a b") is not None  # these files take the shortcut
+    same()
