@@ -11,7 +11,9 @@ prefix of the ``dedup`` corpus: text without repeated paragraphs, three kinds in
 * ``encode_batch_ids``, cold (a freshly loaded Tokenizer) and warm (the same one again);
 * ``encode_batch`` reading only the ids of each Encoding (warm);
 * in the working tree only, ``encode_batch`` reading every Encoding's offsets and word ids:
-  what a caller who asks for them pays, against ``encode_batch`` alone.
+  what a caller who asks for them pays, against ``encode_batch`` alone;
+* ``tokenizers``' ``encode_batch`` on one thread (``RAYON_NUM_THREADS=1``), which always
+  computes offsets: the peer a caller who needs offsets would use instead.
 
 Rounds alternate which revision runs first; each figure is the median of the rounds, with the
 spread (max/min - 1) of each side beside it as the run's noise.
@@ -59,6 +61,17 @@ if with_offsets:
 print(json.dumps(out))
 """
 
+ORACLE = r"""
+import gc, json, sys, time
+import tokenizers
+docs = json.load(open(sys.argv[2], encoding="utf-8"))
+tok = tokenizers.Tokenizer.from_file(sys.argv[1])
+gc.collect()
+t = time.perf_counter()
+tok.encode_batch(docs)
+print(json.dumps({"encode_batch": time.perf_counter() - t}))
+"""
+
 
 def extract(revision: str, into: Path) -> Path:
     """The batchtok package of ``revision``, extracted under ``into``."""
@@ -75,10 +88,18 @@ def extract(revision: str, into: Path) -> Path:
     return into
 
 
-def run_side(package_root: Path, tokenizer: Path, docs_file: Path, with_offsets: bool) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(package_root))
+def run_side(package_root: Path, tokenizer: Path, docs_file: Path, side: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(package_root), RAYON_NUM_THREADS="1")
+    code = ORACLE if side == "oracle" else CHILD
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tokenizer), str(docs_file), "1" if with_offsets else "0"],
+        [
+            sys.executable,
+            "-c",
+            code,
+            str(tokenizer),
+            str(docs_file),
+            "1" if side == "head" else "0",
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -95,6 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mb", type=float, default=8.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", help="write the figures here too")
+    parser.add_argument("--write-results", action="store_true", help="update RESULTS.md")
     args = parser.parse_args(argv)
 
     docs: list[str] = []
@@ -111,16 +133,49 @@ def main(argv: list[str] | None = None) -> None:
         docs_file.write_text(json.dumps(docs), encoding="utf-8")
         for name in args.tokenizers.split(","):
             path = tokenizer_path(name)
-            runs: dict[str, list[dict]] = {"base": [], "head": []}
+            runs: dict[str, list[dict]] = {"base": [], "head": [], "oracle": []}
             for r in range(args.rounds):
-                order = ("base", "head") if r % 2 == 0 else ("head", "base")
+                order = ("base", "head", "oracle") if r % 2 == 0 else ("oracle", "head", "base")
                 for side in order:
                     root = base_root if side == "base" else ROOT
-                    runs[side].append(run_side(root, path, docs_file, side == "head"))
+                    runs[side].append(run_side(root, path, docs_file, side))
             results["tokenizers"][name] = summarize(runs, size)
             report(name, results["tokenizers"][name])
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
+    if args.write_results:
+        write_results(args, results)
+
+
+def write_results(args: argparse.Namespace, results: dict) -> None:
+    from benchmarks.results import write_section
+
+    table = [
+        "| tokenizer | call | base MB/s (spread) | head MB/s (spread) | head/base time |",
+        "|---|---|---|---|---|",
+    ]
+    notes = [
+        f"{results['mb']:.1f} MB of the dedup corpus ({results['docs']} documents without "
+        f"repeated paragraphs), one core, {args.rounds} rounds alternating the order, each "
+        f"call in a fresh process; base = {args.base} (before offsets): "
+        f"`python -m benchmarks.bench_offsets --base {args.base} --tokenizers "
+        f"{args.tokenizers} --mb {args.mb:g} --rounds {args.rounds} --write-results`",
+    ]
+    for name, f in results["tokenizers"].items():
+        for key in ("ids_cold", "ids_warm", "encode_batch"):
+            base, head = f[f"base.{key}"], f[f"head.{key}"]
+            table.append(
+                f"| {name} | {key} | {base['mb_s']:.2f} ({base['spread']:.0%}) | "
+                f"{head['mb_s']:.2f} ({head['spread']:.0%}) | {f[f'head/base.{key}']:.3f} |"
+            )
+        offsets, oracle = f["head.encode_batch_offsets"], f["oracle.encode_batch"]
+        notes.append(
+            f"{name}: encode_batch reading every offset and word id {offsets['mb_s']:.2f} MB/s "
+            f"({f['offsets/encode_batch']:.1f}x encode_batch's time); tokenizers' encode_batch "
+            f"on one thread {oracle['mb_s']:.2f} MB/s: batchtok with offsets takes "
+            f"{f['offsets/tokenizers']:.1f}x its time"
+        )
+    write_section("benchmarks.bench_offsets", table, notes, None)
 
 
 def summarize(runs: dict[str, list[dict]], size: int) -> dict:
@@ -135,9 +190,9 @@ def summarize(runs: dict[str, list[dict]], size: int) -> dict:
             }
     for key in ("ids_cold", "ids_warm", "encode_batch"):
         out[f"head/base.{key}"] = out[f"head.{key}"]["median_s"] / out[f"base.{key}"]["median_s"]
-    out["offsets/encode_batch"] = (
-        out["head.encode_batch_offsets"]["median_s"] / out["head.encode_batch"]["median_s"]
-    )
+    offsets = out["head.encode_batch_offsets"]["median_s"]
+    out["offsets/encode_batch"] = offsets / out["head.encode_batch"]["median_s"]
+    out["offsets/tokenizers"] = offsets / out["oracle.encode_batch"]["median_s"]
     return out
 
 
@@ -151,9 +206,13 @@ def report(name: str, figures: dict) -> None:
             f"head/base time {figures[f'head/base.{key}']:.3f}"
         )
     with_offsets = figures["head.encode_batch_offsets"]
+    oracle = figures["oracle.encode_batch"]
     print(
-        f"  encode_batch + offsets and word ids: {with_offsets['mb_s']:.2f} MB/s, "
-        f"{figures['offsets/encode_batch']:.2f}x encode_batch's time"
+        f"  encode_batch + offsets and word ids: {with_offsets['mb_s']:.2f} MB/s "
+        f"(spread {with_offsets['spread']:.0%}), {figures['offsets/encode_batch']:.1f}x "
+        f"encode_batch's time; tokenizers 1thr encode_batch {oracle['mb_s']:.2f} MB/s "
+        f"(spread {oracle['spread']:.0%}): batchtok with offsets takes "
+        f"{figures['offsets/tokenizers']:.1f}x its time"
     )
 
 
