@@ -336,16 +336,20 @@ class Tokenizer:
         return cls.from_file(hub.find_tokenizer_file(identifier, revision))
 
     @classmethod
-    def from_buffer(cls, buffer: bytes, *, sha256: str | None = None) -> Tokenizer:
+    def from_buffer(
+        cls, buffer: bytes, *, sha256: str | None = None, keep_source: bool = True
+    ) -> Tokenizer:
         """A tokenizer from the bytes of a tokenizer.json (``tokenizers`` has the same call).
         Large files are loaded from the load cache when it holds them (see load_cache);
         ``sha256``, the buffer's hex sha256 if the caller has computed it, is the cache's key
-        (a wrong one only misses the cache)."""
+        (a wrong one only misses the cache). ``keep_source=False``: the bytes are not kept for
+        :meth:`to_str` and :meth:`save` (which then refuse), saving their size in memory."""
         data = bytes(buffer)
+        source = data if keep_source else None
         cached = load_cache.fetch(data, sha256)
         if isinstance(cached, Tokenizer):
             cached._log_ignored()
-            cached._source = data
+            cached._source = source
             return cached
         try:
             text = data.decode("utf-8")
@@ -354,7 +358,7 @@ class Tokenizer:
                 "$", data[exc.start : exc.start + 8], "file is not UTF-8"
             ) from exc
         tok = cls.from_str(text)
-        tok._source = data  # (the bytes: a str of non-ASCII text takes up to four times more)
+        tok._source = source  # (the bytes: a str of non-ASCII text takes up to four times more)
         if load_cache.would_store(data):
             tok.model.prepare_batches()  # kept with it, built once instead of per process
             load_cache.store(data, tok, tok._behaves_as, sha256)
@@ -1402,16 +1406,27 @@ class Tokenizer:
         return _json_text(self._as_dict(), pretty)
 
     def save(self, path: str | os.PathLike, pretty: bool = True) -> None:
-        """Write :meth:`to_str` to ``path``."""
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_str(pretty))
+        """Write :meth:`to_str` to ``path``, whole or not at all (a temporary file beside it,
+        then renamed over it)."""
+        text = self.to_str(pretty)
+        path = os.fspath(path)
+        temporary = f"{path}.batchtok-{os.getpid()}.tmp"
+        try:
+            with open(temporary, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(temporary, path)
+        except BaseException:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+            raise
 
     def _as_dict(self) -> dict:
         source = self._source
         if source is None:
             raise NotImplementedError(
-                "this Tokenizer was built in code, not loaded from a tokenizer.json: batchtok "
-                "writes a tokenizer only as the file it was loaded from"
+                "this Tokenizer keeps no tokenizer.json (built in code, or loaded with "
+                "keep_source=False): batchtok writes a tokenizer only as the file it was "
+                "loaded from"
             )
         if isinstance(source, bytes):
             source = source.decode("utf-8")

@@ -358,6 +358,19 @@ def test_to_str_after_pickling_and_from_dict():
     assert json.loads(ours.to_str())["added_tokens"] == json.loads(ref.to_str())["added_tokens"]
 
 
+def test_a_tokenizer_loaded_without_its_source_refuses_to_write_itself(tmp_path):
+    """The runner loads with keep_source=False (a job never writes its tokenizer back): the
+    file's bytes are not kept, and to_str/save say why instead of writing something else."""
+    data = tokenizer_json("minilm").encode("utf-8")
+    lean = Tokenizer.from_buffer(data, keep_source=False)
+    assert lean.encode("Hello there").ids == Tokenizer.from_buffer(data).encode("Hello there").ids
+    with pytest.raises(NotImplementedError, match="keep_source=False"):
+        lean.to_str()
+    with pytest.raises(NotImplementedError, match="keep_source=False"):
+        lean.save(tmp_path / "tokenizer.json")
+    assert not (tmp_path / "tokenizer.json").exists()
+
+
 # ---------------------------------------------------------------------------------------------
 # The components' own calls
 

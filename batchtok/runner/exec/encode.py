@@ -117,7 +117,8 @@ def load_tokenizer(job: Job, xxh3: str, data: bytes, sha256: str | None = None) 
     try:
         from batchtok import Tokenizer  # the engine, loaded only when a shard needs it
 
-        tok = Tokenizer.from_buffer(data, sha256=sha256)  # the load cache's key, hashed once
+        # the load cache's key, hashed once; a job never writes the tokenizer back
+        tok = Tokenizer.from_buffer(data, sha256=sha256, keep_source=False)
     except TokenizerFileError as exc:
         raise JobError(
             [job.problem("tokenizer.path", f"{job.tokenizer_path} is refused: {exc}")],
