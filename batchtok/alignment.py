@@ -267,19 +267,6 @@ def strip(s: Aligned, left: bool, right: bool, whitespace: str) -> Aligned:
 # -- the walk -----------------------------------------------------------------------------
 
 
-def splits(tok: Tokenizer, text: str) -> list[tuple[Aligned, int | None]]:
-    """The splits of ``text`` before the model, as the library's ``PreTokenizedString`` holds
-    them: (aligned string, added token id or None), empty ones dropped."""
-    pre = tok.pre_tokenizer
-    out: list[tuple[Aligned, int | None]] = []
-    for s, token_id in fragments(tok, text):
-        if token_id is not None or pre is None:
-            out.append((s, token_id))
-        else:
-            out += [(p, None) for p in pre.split_aligned(s) if p.text]
-    return out
-
-
 def fragments(tok: Tokenizer, text: str) -> list[tuple[Aligned, int | None]]:
     """The splits of ``text`` before the pre-tokenizer: the added tokens found (as the library
     finds them, in the raw text, then in the normalized fragments) and the normalized text
