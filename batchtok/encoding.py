@@ -76,8 +76,9 @@ class Lazy:
         self.value: list = []
 
     def __call__(self) -> list:
-        if self.fn is not None:
-            self.value = self.fn()
+        fn = self.fn  # (read once: another thread may finish first and clear it)
+        if fn is not None:
+            self.value = fn()
             self.fn = None
         return self.value
 

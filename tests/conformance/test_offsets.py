@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -401,3 +402,16 @@ def test_byte_level_spans_are_the_aligned_split(name):
 
     assert pre.byte_level_spans("a b") is not None  # these files take the shortcut
     same()
+
+
+def test_threads_reading_the_same_encodings_offsets_agree():
+    """Encodings shared between threads (a thread pool over one batch's results) give each
+    reader the same offsets, computed once or more but never half."""
+    ours, ref = pair_for("llama3")
+    texts = _texts()[:40]
+    encodings = ours.encode_batch(texts)
+    want = [e.offsets for e in ref.encode_batch(texts)]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(3):
+            got = list(pool.map(lambda e: e.offsets, encodings + encodings[::-1]))
+            assert got == want + want[::-1]
