@@ -45,6 +45,13 @@ def is_word_char(ch: str) -> bool:
 TOKEN_FIELDS = ("content", "single_word", "lstrip", "rstrip", "normalized", "special")
 
 
+def ignore_unknown_options(options: dict) -> None:
+    """What the library's binding does with a keyword it does not know (AddedToken,
+    Encoding.pad): it says so on standard output and goes on."""
+    for key in options:
+        print(f"Ignored unknown kwarg option {key}")
+
+
 class AddedToken:
     """A token added to a tokenizer, as ``tokenizers.AddedToken``: ``content`` and its flags.
 
@@ -65,7 +72,9 @@ class AddedToken:
         rstrip: bool = False,
         normalized: bool | None = None,
         special: bool = False,
+        **unknown: object,
     ) -> None:
+        ignore_unknown_options(unknown)
         self.content = "" if content is None else content
         self.special = bool(special)
         self._single_word = bool(single_word)

@@ -573,10 +573,15 @@ class Encoding:
         pad_id: int = 0,
         pad_type_id: int = 0,
         pad_token: str = "[PAD]",
+        **unknown: object,
     ) -> None:
         """Pad this encoding and its overflowing windows up to ``length`` tokens (never cut),
-        as the library's ``Encoding.pad``."""
+        as the library's ``Encoding.pad`` (an unknown keyword is reported and ignored, as
+        there)."""
+        from .added_vocabulary import ignore_unknown_options
         from .padding import Padding
+
+        ignore_unknown_options(unknown)
 
         if direction not in ("left", "right"):
             raise ValueError(f"Unknown `direction`: `{direction}`. Use one of `left` or `right`")

@@ -554,3 +554,20 @@ def test_replacing_a_component_is_refused_not_ignored(component):
     with pytest.raises(AttributeError, match=f"cannot replace the {component}"):
         setattr(ours, component, None)
     assert ours.encode("Hello there").ids == before
+
+
+def test_unknown_keywords_are_reported_and_ignored_as_the_library_does(capfd):
+    """The binding prints "Ignored unknown kwarg option KEY" and goes on, for AddedToken and
+    Encoding.pad: batchtok does the same (standard output compared with the oracle's)."""
+    mine = AddedToken("x", lstrip=True, colour="blue")
+    ours_out = capfd.readouterr().out
+    theirs = tokenizers.AddedToken("x", lstrip=True, colour="blue")
+    assert capfd.readouterr().out == ours_out == "Ignored unknown kwarg option colour\n"
+    assert flags(mine) == flags(theirs)
+    ours, ref = pair_for("minilm")
+    a, b = ours.encode("Hello"), ref.encode("Hello")
+    a.pad(6, pad_id=5, size=3)
+    ours_out = capfd.readouterr().out
+    b.pad(6, pad_id=5, size=3)
+    assert capfd.readouterr().out == ours_out == "Ignored unknown kwarg option size\n"
+    assert (a.ids, a.attention_mask, a.offsets) == (b.ids, b.attention_mask, b.offsets)
