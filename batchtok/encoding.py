@@ -88,9 +88,9 @@ def lazy(n: int, fn: Callable[[], list]) -> Parts:
     return ((n, _CALL, Lazy(fn), 0),) if n else ()
 
 
-def _shifted(column: Column, base: Column) -> Column:
-    """``column``'s offsets moved by the end of ``base``'s last one (merge's growing offsets),
-    computed when read."""
+def _shifted(column: Column, n: int, base: Column) -> Column:
+    """``column``'s ``n`` offsets moved by the end of ``base``'s last one (merge's growing
+    offsets), computed when read."""
     column, base = _copy(column), _copy(base)
 
     def compute() -> list:
@@ -98,7 +98,6 @@ def _shifted(column: Column, base: Column) -> Column:
         shift = ends[-1][1] if ends else 0
         return [(s + shift, e + shift) for s, e in _expand(_as_parts(column))]
 
-    n = sum(p[0] for p in _as_parts(column))
     return lazy(n, compute)
 
 
@@ -292,9 +291,14 @@ class Encoding:
         if aligned is None:
             return cls(ids, tokens, _fill(n, type_id), _fill(n, 0))
         both = Lazy(aligned)
-        offsets = lazy(n, lambda: both()[0])
-        words = lazy(n, lambda: both()[1])
-        return cls(ids, tokens, _fill(n, type_id), _fill(n, 0), None, None, None, offsets, words)
+        return cls(
+            ids,
+            tokens,
+            _fill(n, type_id),
+            _fill(n, 0),
+            offsets=lazy(n, lambda: both()[0]),
+            word_ids=lazy(n, lambda: both()[1]),
+        )
 
     @classmethod
     def of_specials(cls, ids: list[int], tokens: list[str], type_id: int) -> Encoding:
@@ -450,7 +454,7 @@ class Encoding:
         """A new encoding: the special token ``before`` (id, token, type id; None for none),
         these tokens with special mask 0 (and type id ``type_id`` unless None), then
         ``after``; attention 1 everywhere, no overflowing. ``ranges``: its sequence ranges."""
-        out = Encoding([], (), (), (), (), None, ranges, (), ())
+        out = Encoding([], (), (), (), (), None, ranges)
         if before is not None:
             out._append(Encoding.of_specials([before[0]], [before[1]], before[2]))
         n = len(self.ids)
@@ -461,11 +465,8 @@ class Encoding:
                 self._tokens,
                 type_ids,
                 _fill(n, 0),
-                None,
-                None,
-                None,
-                self._offsets,
-                self._word_ids,
+                offsets=self._offsets,
+                word_ids=self._word_ids,
             )
         )
         out._append(Encoding.of_specials([after[0]], [after[1]], after[2]))
@@ -476,7 +477,7 @@ class Encoding:
         """The encodings one after the other in a new Encoding (the library's
         ``Encoding.merge``); with ``growing_offsets``, each one's offsets move past the end of
         the last offset before it."""
-        merged = Encoding([], (), (), (), (), None, None, (), ())
+        merged = Encoding([], (), (), (), ())
         for e in encodings:
             merged.merge_with(e, growing_offsets)
         return merged
@@ -487,7 +488,7 @@ class Encoding:
         merge)."""
         if len(encodings) == 1:
             return encodings[0]  # what merging it into an empty one gives, without the copies
-        merged = cls([], (), (), (), (), None, None, (), ())
+        merged = cls([], (), (), (), ())
         for e in encodings:
             merged.merge_with(e)
         return merged
@@ -519,7 +520,7 @@ class Encoding:
         """``other``'s tokens after ours (not its sequence ranges or overflowing)."""
         offsets = other._offsets
         if growing_offsets and self.ids and other.ids:
-            offsets = _shifted(offsets, self._offsets)
+            offsets = _shifted(offsets, len(other.ids), self._offsets)
         self.ids += other.ids
         self._tokens = _cat(self._tokens, other._tokens)
         self._type_ids = _cat(self._type_ids, other._type_ids)
@@ -553,7 +554,7 @@ class Encoding:
         if max_len == 0:
             whole = self._slice(0, n)
             whole.overflowing, whole._ranges = self.overflowing, self._ranges
-            self._become(Encoding([], (), (), (), (), None, None, (), ()))
+            self._become(Encoding([], (), (), (), ()))
             self.overflowing = [whole]
             return
         check_stride(stride, max_len)
