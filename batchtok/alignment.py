@@ -122,11 +122,6 @@ def spans_of(text: str, offsets: list[tuple[int, int, int]]) -> list[Span]:
     return out
 
 
-def _utf8_len(ch: str) -> int:
-    cp = ord(ch)
-    return 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
-
-
 def char_starts(text: str) -> list[int]:
     """Where each char of ``text`` starts in its UTF-8 bytes, and the length of those."""
     if text.isascii():
@@ -186,11 +181,11 @@ def bytes_as_chars(s: Aligned, mapped: str) -> Aligned:
     if len(mapped) == len(s.text):
         return Aligned(mapped, s.align, s.shift)
     align: list[Offsets] = []
-    for ch, a in zip(s.text, s.align):
-        if ch < "\x80":
+    for a, size in zip(s.align, char_sizes(s.text)):
+        if size == 1:
             align.append(a)
         else:
-            align += [a] * _utf8_len(ch)
+            align += [a] * size
     return Aligned(mapped, align, s.shift)
 
 
@@ -319,17 +314,18 @@ def walk_text(tok: Tokenizer, text: str, walk: Walk, word: int | None = None) ->
     every token's, as for a pre-tokenized word; else each split's index)."""
     model_offsets = _model_offsets(tok.model)
     ids, offsets, words = walk.ids, walk.offsets, walk.words
-    to_chars = _char_offsets(text)
+    # the char index of each byte of the text (None: ASCII, the identity)
+    byte_chars = None if text.isascii() else _byte_to_char(text)
+    to_chars = _char_offsets(byte_chars)
     pre = tok.pre_tokenizer
     # A byte-level file without a normalizer: each piece's bytes map to the text's own, so
     # its tokens' offsets need no char-by-char alignment (what split_aligned would build).
     bytes_only = tok.normalizer is None and pre is not None
-    byte_chars: list[int] | None = None
     n = 0  # splits so far: the word index
     for s, token_id in fragments(tok, text):
         if token_id is not None:
             ids.append(token_id)
-            offsets.append(to_chars(s.original((token_id, 0, 1, 0, len(s.text) - 1))))
+            offsets.append(to_chars((s.align[0][0], s.align[-1][1])))  # all of its chars
             words.append(n if word is None else word)
             n += 1
             continue
@@ -344,8 +340,6 @@ def walk_text(tok: Tokenizer, text: str, walk: Walk, word: int | None = None) ->
                     offsets.append(to_chars(piece.original(span)))
                     words.append(w)
             continue
-        if byte_chars is None and not text.isascii():
-            byte_chars = _byte_to_char(text)
         for a, b in spans:
             if b <= a:
                 continue
@@ -390,17 +384,17 @@ def _model_offsets(model: Model) -> Callable[[str, list[int], int], list[Span]]:
     return offsets
 
 
-def _char_offsets(text: str) -> Callable[[Offsets], Offsets]:
-    """The library's byte -> char conversion of offsets in ``text`` (its
-    ``BytesToCharOffsetConverter``): offsets starting at the end stay as they are."""
-    n = len(text.encode("utf-8"))
-    if text.isascii():
+def _char_offsets(chars: list[int] | None) -> Callable[[Offsets], Offsets]:
+    """The library's byte -> char conversion of offsets in a text whose bytes' chars are
+    ``chars`` (None: ASCII, nothing to convert; its ``BytesToCharOffsetConverter``): offsets
+    starting at the end stay as they are."""
+    if chars is None:
 
         def ascii_chars(offsets: Offsets) -> Offsets:
             return offsets
 
         return ascii_chars
-    chars = _byte_to_char(text)
+    n = len(chars)
 
     def convert(offsets: Offsets) -> Offsets:
         start, end = offsets
