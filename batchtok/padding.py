@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .errors import EncodeError
-from .truncation import DIRECTIONS
+from .truncation import DIRECTIONS, file_spelling
 from .utils.spec import Spec, read_usize
 
 if TYPE_CHECKING:
@@ -74,6 +74,21 @@ def _max_padded_length() -> int:
     except (OSError, ValueError, AttributeError):  # no sysconf: a platform without the names
         memory = 1 << 40
     return memory // 40
+
+
+def padding_json(params: Padding | None) -> dict | None:
+    """Padding settings as the library writes them in a tokenizer.json (what
+    :func:`read_padding` reads back)."""
+    if params is None:
+        return None
+    return {
+        "strategy": "BatchLongest" if params.length is None else {"Fixed": params.length},
+        "direction": file_spelling(DIRECTIONS, params.direction),
+        "pad_to_multiple_of": params.pad_to_multiple_of,
+        "pad_id": params.pad_id,
+        "pad_type_id": params.pad_type_id,
+        "pad_token": params.pad_token,
+    }
 
 
 def read_padding(data: object, path: str) -> Padding:

@@ -26,7 +26,7 @@ from .models import BPE, Model, read_model
 from .models.bpe_boundary import BoundarySplitter
 from .models.ragged import flat_rows
 from .normalizers import Normalizer, read_normalizer
-from .padding import Padding, read_padding
+from .padding import Padding, padding_json, read_padding
 from .piece_table import ENTRY_BYTES as TABLE_ENTRY_BYTES
 from .piece_table import PieceTable
 from .pre_tokenizers import PreTokenizer, read_pre_tokenizer
@@ -41,14 +41,13 @@ from .pre_tokenizers.splitter import (
 from .processors import PostProcessor, default_process, read_post_processor
 from .serialization import parse_json, refuse_deep_nesting
 from .truncation import (
-    DIRECTIONS,
-    STRATEGIES,
     STRATEGY_NAMES,
     Truncation,
     effective_max_length,
     read_truncation,
     truncate_encodings,
     truncate_ids,
+    truncation_json,
 )
 from .utils.bounds import BatchSplit, PieceBounds
 from .utils.byte_level import byte_level_map, byte_level_map_many
@@ -1433,8 +1432,8 @@ class Tokenizer:
         data = parse_json(source) if isinstance(source, str) else source
         out: dict = {key: data.get(key) for key in TOP_LEVEL_KEYS}
         out["version"] = "1.0"
-        out["truncation"] = _truncation_json(self._truncation)
-        out["padding"] = _padding_json(self._padding)
+        out["truncation"] = truncation_json(self._truncation)
+        out["padding"] = padding_json(self._padding)
         tokens = self.added_vocabulary.tokens_by_id
         out["added_tokens"] = [{"id": i, **tokens[i].as_dict()} for i in sorted(tokens)]
         return out
@@ -1591,37 +1590,6 @@ def _added_token(item: object, special: bool) -> AddedToken:
             item.special = True  # (the library sets it on the caller's token too)
         return item
     raise TypeError("Input must be a List[Union[str, AddedToken]]")
-
-
-def _truncation_json(params: Truncation | None) -> dict | None:
-    """Truncation settings as the library writes them in a tokenizer.json."""
-    if params is None:
-        return None
-    return {
-        "direction": _json_name(DIRECTIONS, params.direction),
-        "max_length": params.max_length,
-        "strategy": _json_name(STRATEGIES, params.strategy),
-        "stride": params.stride,
-    }
-
-
-def _padding_json(params: Padding | None) -> dict | None:
-    """Padding settings as the library writes them in a tokenizer.json."""
-    if params is None:
-        return None
-    return {
-        "strategy": "BatchLongest" if params.length is None else {"Fixed": params.length},
-        "direction": _json_name(DIRECTIONS, params.direction),
-        "pad_to_multiple_of": params.pad_to_multiple_of,
-        "pad_id": params.pad_id,
-        "pad_type_id": params.pad_type_id,
-        "pad_token": params.pad_token,
-    }
-
-
-def _json_name(names: dict[str, str], value: str) -> str:
-    """The file's spelling of a setting (``names``: file spelling -> Python spelling)."""
-    return next(k for k, v in names.items() if v == value)
 
 
 def _json_text(data: dict, pretty: bool) -> str:

@@ -153,6 +153,25 @@ def _kept(ids: list[int], n: int | None, params: Truncation) -> list[int]:
     return ids[:n] if params.direction == "right" else ids[len(ids) - n :]
 
 
+def file_spelling(names: dict[str, str], value: str) -> str:
+    """The tokenizer.json spelling of a setting (``names``: file spelling -> Python spelling,
+    as :data:`STRATEGIES` and :data:`DIRECTIONS`)."""
+    return next(k for k, v in names.items() if v == value)
+
+
+def truncation_json(params: Truncation | None) -> dict | None:
+    """Truncation settings as the library writes them in a tokenizer.json (what
+    :func:`read_truncation` reads back)."""
+    if params is None:
+        return None
+    return {
+        "direction": file_spelling(DIRECTIONS, params.direction),
+        "max_length": params.max_length,
+        "strategy": file_spelling(STRATEGIES, params.strategy),
+        "stride": params.stride,
+    }
+
+
 def read_truncation(data: object, path: str) -> Truncation:
     spec = Spec(data, path)
     direction = DIRECTIONS[spec.choice("direction", tuple(DIRECTIONS), "Right")]
