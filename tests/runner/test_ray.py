@@ -227,6 +227,18 @@ def test_a_stopped_ray_actor_is_killed_and_its_shard_retried_on_a_fresh_one(
     assert not os.path.exists(f"/proc/{pid}"), "the stopped actor is still there"
 
 
+def run_locally_and_on_ray(
+    ray_env: dict[str, str], inputs: Path, tmp_path: Path, *args: str
+) -> None:
+    """The same job with ``args``, once with local workers into ``tmp_path/local`` and once
+    on the Ray cluster into ``tmp_path/ray``; both must succeed."""
+    code, output = invoke("run", ray_job(tmp_path, inputs, "local"), *args)
+    assert code == 0, output
+    remote = ray_job(tmp_path, inputs, "ray")
+    code, stderr = finish(ray_run(ray_env, remote, *args, stderr=subprocess.PIPE))
+    assert code == 0, stderr
+
+
 def test_a_shuffled_stream_on_ray_is_the_local_runs_byte_for_byte(
     ray_env, inputs, tmp_path
 ) -> None:
@@ -237,12 +249,7 @@ def test_a_shuffled_stream_on_ray_is_the_local_runs_byte_for_byte(
         "--set", "output.shuffle_seed=9", "--set", "output.format=megatron",
         "--set", "output.provenance=true", "--set", "name=job",
     ]  # fmt: skip
-    local = ray_job(tmp_path, inputs, "local")
-    code, output = invoke("run", local, *layout)
-    assert code == 0, output
-    remote = ray_job(tmp_path, inputs, "ray")
-    code, stderr = finish(ray_run(ray_env, remote, *layout, stderr=subprocess.PIPE))
-    assert code == 0, stderr
+    run_locally_and_on_ray(ray_env, inputs, tmp_path, *layout)
     names = [n for n in visible_files(tmp_path / "local") if not n.endswith(".batchtok.json")]
     assert len([n for n in names if n.endswith(".idx")]) > 1
     assert [n for n in visible_files(tmp_path / "ray") if not n.endswith(".batchtok.json")] == names
@@ -259,13 +266,7 @@ def test_several_tokenizers_on_ray_read_each_shard_once_with_the_local_bytes(
 
     paths = {"gpt2": str(GPT2), "gemma3": str(tokenizer_path("gemma3"))}
     table = ", ".join(f"{n} = {json.dumps(p)}" for n, p in paths.items())
-    several = ["--set", f"tokenizer.paths={{{table}}}"]
-    local = ray_job(tmp_path, inputs, "local")
-    code, output = invoke("run", local, *several)
-    assert code == 0, output
-    remote = ray_job(tmp_path, inputs, "ray")
-    code, stderr = finish(ray_run(ray_env, remote, *several, stderr=subprocess.PIPE))
-    assert code == 0, stderr
+    run_locally_and_on_ray(ray_env, inputs, tmp_path, "--set", f"tokenizer.paths={{{table}}}")
     assert summary(tmp_path / "ray" / "gemma3")["shards"]["done"] == 0  # read by gpt2's run
     assert summary(tmp_path / "ray" / "gpt2")["shards"]["done"] > 0
     for name in paths:
