@@ -18,13 +18,11 @@ from ._tables.onig import RANGES
 from .errors import EncodeError, TokenizerFileError
 from .normalizers.base import Normalizer
 from .normalizers.sequence import Sequence
+from .normalizers.strip import WHITE_SPACE
 from .utils.spec import Spec
 
 # Rust's regex `\s` (White_Space), used for lstrip / rstrip.
-WHITESPACE = frozenset(
-    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
+WHITESPACE = frozenset(WHITE_SPACE)
 
 
 @functools.lru_cache(maxsize=1)

@@ -109,7 +109,7 @@ Span = tuple[int, int, int, int, int]
 
 def spans_of(text: str, offsets: list[tuple[int, int, int]]) -> list[Span]:
     """Each (id, start byte, end byte) with the chars of ``text`` it covers."""
-    chars = None if text.isascii() else _byte_to_char(text)
+    chars = None if text.isascii() else byte_to_char(text)
     n = len(text) if chars is None else len(chars)
     out = []
     for token_id, a, b in offsets:
@@ -145,7 +145,7 @@ def char_sizes(text: str) -> list[int]:
     return [b - a for a, b in zip(starts, starts[1:])]
 
 
-def _byte_to_char(text: str) -> list[int]:
+def byte_to_char(text: str) -> list[int]:
     """The char index of each UTF-8 byte of ``text``."""
     out: list[int] = []
     for i, n in enumerate(char_sizes(text)):
@@ -315,8 +315,12 @@ def walk_text(tok: Tokenizer, text: str, walk: Walk, word: int | None = None) ->
     model_offsets = _model_offsets(tok.model)
     ids, offsets, words = walk.ids, walk.offsets, walk.words
     # the char index of each byte of the text (None: ASCII, the identity)
-    byte_chars = None if text.isascii() else _byte_to_char(text)
-    to_chars = _char_offsets(byte_chars)
+    byte_chars = None if text.isascii() else byte_to_char(text)
+    size = len(text) if byte_chars is None else len(byte_chars)
+
+    def to_chars(offsets: Offsets) -> Offsets:
+        return char_offsets(byte_chars, size, offsets)
+
     pre = tok.pre_tokenizer
     # A byte-level file without a normalizer: each piece's bytes map to the text's own, so
     # its tokens' offsets need no char-by-char alignment (what split_aligned would build).
@@ -384,29 +388,22 @@ def _model_offsets(model: Model) -> Callable[[str, list[int], int], list[Span]]:
     return offsets
 
 
-def _char_offsets(chars: list[int] | None) -> Callable[[Offsets], Offsets]:
-    """The library's byte -> char conversion of offsets in a text whose bytes' chars are
-    ``chars`` (None: ASCII, nothing to convert; its ``BytesToCharOffsetConverter``): offsets
-    starting at the end stay as they are."""
-    if chars is None:
-
-        def ascii_chars(offsets: Offsets) -> Offsets:
-            return offsets
-
-        return ascii_chars
-    n = len(chars)
-
-    def convert(offsets: Offsets) -> Offsets:
-        start, end = offsets
-        if start >= n or start < 0:
-            return offsets
-        first = chars[start]
-        if end < n:
-            return (first, chars[end])
-        last = chars[end - 1] if 0 < end <= n else first + 1
-        return (first, last + 1)
-
-    return convert
+def char_offsets(chars: list[int] | None, n: int, offsets: Offsets) -> Offsets:
+    """Byte offsets in a text of ``n`` bytes as char offsets, converted as the library converts
+    them (its ``BytesToCharOffsetConverter``); ``chars``: each byte's char index
+    (:func:`byte_to_char`; None: ASCII, each byte its own char). An end past the text counts
+    from the byte before it; a start past the text leaves the offsets as bytes."""
+    start, end = offsets
+    if not 0 <= start < n:
+        return offsets
+    first = start if chars is None else chars[start]
+    if end < n:
+        return (first, end if chars is None else chars[end])
+    if 0 < end <= n:
+        last = end - 1 if chars is None else chars[end - 1]
+    else:
+        last = first + 1
+    return (first, last + 1)
 
 
 def sequence(

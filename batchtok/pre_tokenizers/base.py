@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..alignment import Aligned
+from ..alignment import Aligned, byte_to_char, char_offsets
 from ..metaspace import AtStart
 from ..utils.spec import Spec
 
@@ -34,15 +34,15 @@ class PreTokenizer:
         """The pieces of ``text`` as the library's ``pre_tokenize_str`` gives them: each piece
         (as the pre-tokenizer leaves it, e.g. byte-level mapped) with the char offsets in
         ``text`` of the input it stems from."""
-        chars = _char_at_byte(text)
-        n = len(chars)
+        chars = None if text.isascii() else byte_to_char(text)
+        n = len(text) if chars is None else len(chars)
         out = []
         for piece in self.split_aligned(Aligned.of(text)):
             if not piece.text:
                 continue
             # the library's span of a piece: from its first char's input to its last one's
-            start, end = piece.align[0][0], piece.align[-1][1]
-            out.append((piece.text, _to_chars(chars, n, start, end)))
+            span = (piece.align[0][0], piece.align[-1][1])
+            out.append((piece.text, char_offsets(chars, n, span)))
         return out
 
     def byte_level_spans(self, text: str) -> list[tuple[int, int]] | None:
@@ -68,23 +68,3 @@ class PreTokenizer:
     def from_spec(cls, spec: Spec) -> PreTokenizer:
         """The pre-tokenizer a JSON object describes (here: one without fields)."""
         return cls()
-
-
-def _char_at_byte(text: str) -> list[int]:
-    """The index of the char each UTF-8 byte of ``text`` belongs to."""
-    out: list[int] = []
-    for i, ch in enumerate(text):
-        out += [i] * len(ch.encode("utf-8"))
-    return out
-
-
-def _to_chars(chars: list[int], n: int, start: int, end: int) -> tuple[int, int]:
-    """Byte offsets (``start``, ``end``) as char offsets, converted as the library converts
-    them (its BytesToCharOffsetConverter): an end past the text counts from the byte before
-    it; a start past the text leaves the offsets as bytes."""
-    if not 0 <= start < n:
-        return (start, end)
-    if 0 <= end < n:
-        return (chars[start], chars[end])
-    last = chars[end - 1] if 0 < end <= n else chars[start] + 1
-    return (chars[start], last + 1)

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from ..encoding import Encoding
+from ..normalizers.strip import WHITE_SPACE
 from ..utils.byte_level import byte_level_map
 from ..utils.spec import Spec
 from .base import PostProcessor
 
-# Rust's char::is_whitespace (the White_Space property)
-_WHITESPACE = frozenset(
-    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
-_SPACES = _WHITESPACE | {byte_level_map(" ")}
+# Rust's char::is_whitespace, and the byte-level space
+_SPACES = frozenset(WHITE_SPACE) | {byte_level_map(" ")}
 
 
 class ByteLevel(PostProcessor):
